@@ -1,0 +1,68 @@
+# Detector Mesh. `make demo` runs the mesh locally, `make test` runs every test.
+# Both install what they need (virtualenv, jars) by themselves and are idempotent.
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+export PYSPARK_PYTHON        := $(abspath $(BIN)/python)
+export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+
+.DEFAULT_GOAL := help
+.PHONY: help venv jars lint typecheck compat test test-unit demo bench down clean lock
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.lock pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11 (or run make PYTHON=/path/to/python3.11)"; exit 1; }
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null || { echo "error: $(PYTHON) is not Python 3.11"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip || { echo "error: cannot reach PyPI to install pip: check the network or proxy"; exit 1; }
+	@$(BIN)/python -m pip install --quiet -r requirements.lock || { echo "error: installing requirements.lock from PyPI failed (see above): check the network or proxy"; exit 1; }
+	@$(BIN)/python -m pip install --quiet --no-deps -e . 2>/dev/null
+	@touch $@
+	@echo "virtualenv ready: $(VENV)"
+
+venv: $(STAMP) ## Create the project virtualenv from requirements.lock
+
+jars: $(STAMP) ## Fetch Kafka, Spark connector and Avro jars from Maven Central into .cache/jars
+	@$(BIN)/python -m shared.jar_cache
+
+lint: $(STAMP) ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP) ## mypy on the library
+	$(BIN)/mypy
+
+compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
+	$(BIN)/python -m shared.avro.compatibility schemas
+
+test: jars lint typecheck compat ## Run every test (unit, integration on a real broker, interop)
+	$(BIN)/pytest
+
+test-unit: $(STAMP) ## Only the fast tests that need no broker
+	$(BIN)/pytest tests/unit
+
+demo: jars ## Start the local mesh, produce sample records, show per-topic counts
+	$(BIN)/mesh up
+	$(BIN)/mesh produce --count 20000 --rate 0
+	$(BIN)/mesh topics list
+	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
+
+bench: jars ## Benchmarks against a baseline measured in the same run
+	$(BIN)/python -m bench
+
+down: $(STAMP) ## Stop the local mesh
+	$(BIN)/mesh down
+
+lock: ## Re-pin requirements.lock from requirements.in
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -r requirements.in
+	{ head -2 requirements.lock; .lock-venv/bin/pip freeze; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf .lock-venv
+
+clean: ## Remove the virtualenv, caches and local mesh data (stop the mesh first)
+	rm -rf $(VENV) .cache .mesh bench-results .pytest_cache .ruff_cache .mypy_cache

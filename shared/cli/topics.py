@@ -1,0 +1,56 @@
+"""``mesh topics apply|list``: the declared topics (infra/topics.yaml) against the cluster."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from shared.kafka.apply import Action, apply_topics
+from shared.kafka.config import admin_config, resolve_bootstrap
+from shared.kafka.inspect import topic_views
+from shared.kafka.topics import load_topics
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("topics", help="apply or list the declared topics")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    apply = actions.add_parser("apply", help="create or update topics to match the declaration")
+    apply.add_argument("--file", help="declaration to apply (default: MESH_TOPICS_FILE)")
+    apply.set_defaults(handler=run_apply)
+    actions.add_parser("list", help="declared topics with live partitions and record counts")
+    actions.choices["list"].set_defaults(handler=run_list)
+
+
+def apply_declared(settings: Settings, path: str | None = None) -> int:
+    """Apply the declaration and print one line per topic; exit 1 when drift remains."""
+    from confluent_kafka.admin import AdminClient
+
+    specs = load_topics(settings.topics_file if path is None else Path(path))
+    admin = AdminClient(admin_config(settings, log_level=2))
+    outcomes = apply_topics(admin, specs)
+    for outcome in outcomes:
+        print(outcome.line())
+    drift = [o for o in outcomes if o.action is Action.DRIFT]
+    if drift:
+        print(f"{len(drift)} topic(s) drifted from {settings.topics_file.name}; see above")
+        return 1
+    return 0
+
+
+def run_apply(args: argparse.Namespace, settings: Settings) -> int:
+    return apply_declared(settings, args.file)
+
+
+def run_list(args: argparse.Namespace, settings: Settings) -> int:
+    specs = load_topics(settings.topics_file)
+    live = {v.name: v for v in topic_views(resolve_bootstrap(settings))}
+    print(f"{'topic':<24} {'declared':>8} {'live':>5} {'records':>10}  cleanup")
+    for spec in specs:
+        view = live.get(spec.name)
+        partitions = str(view.partitions) if view else "-"
+        records = str(view.records) if view else "missing"
+        cleanup = spec.config.get("cleanup.policy", "delete")
+        print(f"{spec.name:<24} {spec.partitions:>8} {partitions:>5} {records:>10}  {cleanup}")
+    return 0

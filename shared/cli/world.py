@@ -1,0 +1,70 @@
+"""``mesh up|down|status|describe``: the embedded local mesh as a whole.
+
+For now the mesh is the broker and the declared topics; the ingest job, detectors, aggregator and
+notifier join ``up``/``down``/``status`` as they are built.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from shared.cli.broker import ensure_broker
+from shared.cli.topics import apply_declared
+from shared.kafka.broker import LocalBroker
+from shared.kafka.config import resolve_bootstrap
+from shared.kafka.inspect import consumer_groups, topic_views
+from shared.kafka.topics import load_topics
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    subparsers.add_parser("up", help="start the local mesh (idempotent)").set_defaults(handler=up)
+    subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
+    subparsers.add_parser("status", help="services, topics and counts").set_defaults(handler=status)
+    subparsers.add_parser("describe", help="the topology: topics and consumer groups").set_defaults(
+        handler=describe
+    )
+
+
+def up(args: argparse.Namespace, settings: Settings) -> int:
+    ensure_broker(settings)
+    return apply_declared(settings)
+
+
+def down(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.uses_external_kafka:
+        print("MESH_BOOTSTRAP_SERVERS is set: nothing of the local mesh to stop")
+        return 0
+    info = LocalBroker(settings).stop()
+    print(f"stopped Kafka broker pid {info.pid}" if info else "the local mesh was not running")
+    return 0
+
+
+def status(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.uses_external_kafka:
+        info = LocalBroker(settings).running()
+        if info is None:
+            print("broker   DOWN   (start the mesh with `mesh up`)")
+            return 1
+        print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
+    bootstrap = resolve_bootstrap(settings)
+    declared = [s.name for s in load_topics(settings.topics_file)]
+    for view in topic_views(bootstrap, declared):
+        print(f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records")
+    return 0
+
+
+def describe(args: argparse.Namespace, settings: Settings) -> int:
+    bootstrap = resolve_bootstrap(settings)
+    specs = load_topics(settings.topics_file)
+    live = {v.name: v for v in topic_views(bootstrap)}
+    print(f"cluster  {bootstrap}")
+    for spec in specs:
+        view = live.get(spec.name)
+        state = f"{view.partitions} partitions" if view else "MISSING (run `mesh topics apply`)"
+        group = f"  co-partitioned: {spec.copartition}" if spec.copartition else ""
+        policy = spec.config.get("cleanup.policy", "delete")
+        print(f"topic    {spec.name:<24} {state:<16} {policy:<8}{group}")
+    for group_id in consumer_groups(bootstrap):
+        print(f"group    {group_id}")
+    return 0

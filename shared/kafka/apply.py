@@ -1,0 +1,157 @@
+"""Applying topic declarations to a cluster, idempotently, through the admin API.
+
+Missing topics are created; topic configs that differ from the declaration are set with
+incremental alters (other configs are left alone); a partition count that differs is drift we do
+not fix, because changing it moves keys between partitions and breaks co-partitioning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from shared.errors import MeshError
+from shared.kafka.topics import TopicSpec
+
+
+class Action(Enum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    DRIFT = "drift"
+
+
+@dataclass(frozen=True)
+class TopicOutcome:
+    """What applying one declaration did, as one human-readable line."""
+
+    topic: str
+    action: Action
+    detail: str = ""
+    changes: dict[str, str] = field(default_factory=dict)
+
+    def line(self) -> str:
+        text = f"{self.action.value:<9} {self.topic}"
+        return f"{text}: {self.detail}" if self.detail else text
+
+
+class TopicApplyError(MeshError):
+    """The cluster refused a topic operation."""
+
+
+def apply_topics(admin: object, specs: list[TopicSpec], timeout: float = 30.0) -> list[TopicOutcome]:
+    """Create or update every declared topic; return one outcome per topic, in declared order."""
+    from confluent_kafka.admin import AdminClient
+
+    assert isinstance(admin, AdminClient)
+    existing = admin.list_topics(timeout=timeout).topics
+    outcomes: dict[str, TopicOutcome] = {}
+    missing = [s for s in specs if s.name not in existing]
+    outcomes.update(_create(admin, missing, timeout))
+    present = [s for s in specs if s.name in existing]
+    for spec in present:
+        actual = len(existing[spec.name].partitions)
+        if actual != spec.partitions:
+            outcomes[spec.name] = TopicOutcome(
+                spec.name,
+                Action.DRIFT,
+                f"has {actual} partitions, declared {spec.partitions}; partition counts are never "
+                "changed automatically: recreate the topic or change infra/topics.yaml",
+            )
+    outcomes.update(_align_configs(admin, [s for s in present if s.name not in outcomes], timeout))
+    return [outcomes[s.name] for s in specs]
+
+
+def _create(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, TopicOutcome]:
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    if not specs:
+        return {}
+    futures = admin.create_topics(  # type: ignore[attr-defined]
+        [NewTopic(s.name, s.partitions, s.replication_factor, config=s.config) for s in specs],
+        request_timeout=timeout,
+    )
+    outcomes = {}
+    for spec in specs:
+        try:
+            futures[spec.name].result()
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() != KafkaError.TOPIC_ALREADY_EXISTS:  # a concurrent apply won the race
+                raise TopicApplyError(f"cannot create topic {spec.name}: {error.str()}") from None
+        outcomes[spec.name] = TopicOutcome(spec.name, Action.CREATED, f"{spec.partitions} partitions")
+    _wait_visible(admin, specs, timeout)
+    return outcomes
+
+
+def _wait_visible(admin: object, specs: list[TopicSpec], timeout: float) -> None:
+    """Return once every new topic has a leader for each partition in the broker's metadata.
+
+    The controller acknowledges a creation before brokers serve it; without this wait a produce
+    or config change right after ``apply`` can fail with "unknown topic or partition".
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    pending = {s.name: s.partitions for s in specs}
+    while pending and time.monotonic() < deadline:
+        topics = admin.list_topics(timeout=timeout).topics  # type: ignore[attr-defined]
+        for name in list(pending):
+            topic = topics.get(name)
+            if topic is not None and len(topic.partitions) == pending[name] and all(
+                p.leader >= 0 for p in topic.partitions.values()
+            ):
+                del pending[name]
+        if pending:
+            time.sleep(0.1)
+    if pending:
+        raise TopicApplyError(f"topics {sorted(pending)} were created but have no leader yet")
+
+
+def _align_configs(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, TopicOutcome]:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    if not specs:
+        return {}
+    resources = [ConfigResource(ResourceType.TOPIC, s.name) for s in specs]
+    described = admin.describe_configs(resources, request_timeout=timeout)  # type: ignore[attr-defined]
+    changes: dict[str, dict[str, str]] = {}
+    for spec, resource in zip(specs, resources, strict=True):
+        try:
+            current = {k: v.value for k, v in described[resource].result().items()}
+        except KafkaException as exc:
+            raise TopicApplyError(f"cannot read configs of {spec.name}: {exc.args[0].str()}") from None
+        changes[spec.name] = {k: v for k, v in spec.config.items() if current.get(k) != v}
+    to_alter = []
+    for spec in specs:
+        if changes[spec.name]:
+            entries = [
+                ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+                for k, v in changes[spec.name].items()
+            ]
+            to_alter.append(ConfigResource(ResourceType.TOPIC, spec.name, incremental_configs=entries))
+    if to_alter:
+        futures = admin.incremental_alter_configs(to_alter, request_timeout=timeout)  # type: ignore[attr-defined]
+        for resource, future in futures.items():
+            try:
+                future.result()
+            except KafkaException as exc:
+                raise TopicApplyError(
+                    f"cannot update configs of {resource.name}: {exc.args[0].str()}"
+                ) from None
+    outcomes = {}
+    for spec in specs:
+        diff = changes[spec.name]
+        if diff:
+            detail = ", ".join(f"{k}={v}" for k, v in sorted(diff.items()))
+            outcomes[spec.name] = TopicOutcome(spec.name, Action.UPDATED, f"set {detail}", diff)
+        else:
+            outcomes[spec.name] = TopicOutcome(spec.name, Action.UNCHANGED)
+    return outcomes

@@ -1,0 +1,78 @@
+"""librdkafka configuration dictionaries, rendered from Settings.
+
+Services never build client dictionaries by hand: they call these functions so that every client
+has the same safe defaults (idempotent producer, manual commits, cooperative-sticky assignment)
+and finds the cluster the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shared.errors import MeshError
+from shared.settings import Settings
+
+
+class NoBrokerError(MeshError):
+    """No Kafka is configured and no local broker is running."""
+
+
+def bootstrap_file(settings: Settings) -> Path:
+    """Where a running local broker publishes its ``host:port``."""
+    return settings.home / "kafka" / "bootstrap"
+
+
+def resolve_bootstrap(settings: Settings) -> str:
+    """The bootstrap servers to use: MESH_BOOTSTRAP_SERVERS, else the local broker's address."""
+    if settings.bootstrap_servers:
+        return settings.bootstrap_servers
+    path = bootstrap_file(settings)
+    try:
+        address = path.read_text().strip()
+    except FileNotFoundError:
+        address = ""
+    if not address:
+        raise NoBrokerError(
+            "no Kafka broker: start one with `mesh broker start` (or `mesh up`), "
+            "or set MESH_BOOTSTRAP_SERVERS=host:port"
+        )
+    return address
+
+
+def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
+    """An idempotent, batching producer: no duplicates from retries, ordering kept per partition."""
+    config: dict[str, Any] = {
+        "bootstrap.servers": resolve_bootstrap(settings),
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        "batch.num.messages": 10000,
+        "compression.type": "lz4",
+        "queue.buffering.max.messages": 500000,
+    }
+    config.update(overrides)
+    return config
+
+
+def consumer_config(settings: Settings, group_id: str, **overrides: Any) -> dict[str, Any]:
+    """A consumer that commits only when told to and rebalances incrementally."""
+    config: dict[str, Any] = {
+        "bootstrap.servers": resolve_bootstrap(settings),
+        "group.id": group_id,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "partition.assignment.strategy": "cooperative-sticky",
+        "enable.partition.eof": False,
+    }
+    config.update(overrides)
+    return config
+
+
+def admin_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {"bootstrap.servers": resolve_bootstrap(settings)}
+    config.update(overrides)
+    return config
+
+
+

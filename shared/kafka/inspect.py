@@ -1,0 +1,59 @@
+"""Read-only views of a cluster for `mesh status` and `mesh describe`: topics, counts, groups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.errors import MeshError
+
+
+@dataclass(frozen=True)
+class TopicView:
+    """A live topic: partitions, cleanup policy and how many records it holds now."""
+
+    name: str
+    partitions: int
+    records: int
+
+
+class ClusterUnreachableError(MeshError):
+    """The cluster did not answer in time."""
+
+
+def topic_views(bootstrap: str, names: list[str] | None = None, timeout: float = 10.0) -> list[TopicView]:
+    """Every (or the named) non-internal topic with its record count (high minus low watermark)."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2})
+    try:
+        try:
+            metadata = consumer.list_topics(timeout=timeout)
+        except KafkaException:
+            raise ClusterUnreachableError(
+                f"Kafka at {bootstrap} did not answer within {timeout:.0f} s: is it running "
+                "(`mesh broker status`)?"
+            ) from None
+        views = []
+        for name in sorted(names if names is not None else metadata.topics):
+            topic = metadata.topics.get(name)
+            if topic is None or name.startswith("__"):
+                continue
+            total = 0
+            for partition in topic.partitions:
+                low, high = consumer.get_watermark_offsets(
+                    TopicPartition(name, partition), timeout=timeout
+                )
+                total += high - low
+            views.append(TopicView(name, len(topic.partitions), total))
+        return views
+    finally:
+        consumer.close()
+
+
+def consumer_groups(bootstrap: str, timeout: float = 10.0) -> list[str]:
+    """Names of the consumer groups the cluster knows, sorted."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+    result = admin.list_consumer_groups(request_timeout=timeout).result()
+    return sorted(g.group_id for g in result.valid)

@@ -1,0 +1,88 @@
+"""Typed settings, read once from ``MESH_*`` environment variables.
+
+One frozen object holds every setting with its default; nothing else in the project reads the
+environment for configuration, and no address is hard-coded anywhere else. Each field's environment
+variable is ``MESH_`` plus the field name in upper case (``MESH_BROKER_PORT`` for ``broker_port``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration shared by the CLI, the services and the tests."""
+
+    #: Kafka to use instead of starting one (``host:port[,host:port...]``); empty = start our own.
+    bootstrap_servers: str = ""
+    #: Where the local mesh keeps data, logs and pid files.
+    home: Path = field(default_factory=lambda: PROJECT_ROOT / ".mesh")
+    #: Where fetched jars live (git-ignored).
+    cache: Path = field(default_factory=lambda: PROJECT_ROOT / ".cache")
+    #: Interface the local broker binds to. Loopback only, by design.
+    broker_host: str = "127.0.0.1"
+    #: Preferred port of the local broker; the next free one is used if it is busy.
+    broker_port: int = 9092
+    #: Seconds to wait for a local broker to accept requests.
+    broker_start_timeout: float = 90.0
+    #: Heap of the local broker's JVM.
+    broker_heap: str = "512m"
+    #: Topic declarations applied by ``mesh topics apply``.
+    topics_file: Path = field(default_factory=lambda: PROJECT_ROOT / "infra" / "topics.yaml")
+    #: Avro schema folder.
+    schemas_dir: Path = field(default_factory=lambda: PROJECT_ROOT / "schemas")
+    #: InfluxDB HTTP endpoint for the metrics aggregator.
+    influx_url: str = ""
+    #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).
+    otlp_endpoint: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from ``env`` (default: ``os.environ``); bad values raise ConfigError."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for f in dataclasses.fields(cls):
+            name = "MESH_" + f.name.upper()
+            raw = env.get(name)
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _convert(name, raw, f.type)
+        if "otlp_endpoint" not in values and env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+            values["otlp_endpoint"] = env["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def uses_external_kafka(self) -> bool:
+        """True when MESH_BOOTSTRAP_SERVERS names a cluster: then nothing is started."""
+        return bool(self.bootstrap_servers)
+
+    @property
+    def jars_dir(self) -> Path:
+        return self.cache / "jars"
+
+
+def _convert(name: str, raw: str, type_name: object) -> object:
+    """Turn one environment string into the field's type, or say which variable is wrong."""
+    type_name = str(type_name)
+    if type_name == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not an integer; set it to a whole number") from None
+    if type_name == "float":
+        try:
+            return float(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a number; set it to e.g. 30 or 2.5") from None
+    if type_name == "Path":
+        return Path(raw).expanduser()
+    return raw

@@ -1,0 +1,79 @@
+"""Shared fixtures: one real Kafka broker per test session, private names per test.
+
+The broker starts lazily, the first time an integration test asks for it, so the unit tests run
+without one. When MESH_BOOTSTRAP_SERVERS is set the tests use that cluster and start nothing.
+Every test gets its own topics and consumer groups (uuid-suffixed names), so tests never see each
+other's data and need no cleanup between them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from shared.kafka.broker import LocalBroker
+from shared.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``host:port`` of a real Kafka broker shared by the whole session."""
+    external = os.environ.get("MESH_BOOTSTRAP_SERVERS")
+    if external:
+        yield external
+        return
+    home = tmp_path_factory.mktemp("mesh-home")
+    settings = replace(Settings.from_env(), home=home, broker_port=0, bootstrap_servers="")
+    broker = LocalBroker(settings)
+    info, _ = broker.start()
+    try:
+        yield info.bootstrap
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def mesh_settings(kafka_bootstrap: str, tmp_path: Path) -> Settings:
+    """Settings that point at the session's broker, with a private MESH_HOME."""
+    return replace(Settings.from_env(), bootstrap_servers=kafka_bootstrap, home=tmp_path / "mesh")
+
+
+@pytest.fixture
+def unique_name() -> Callable[[str], str]:
+    """``unique_name("orders")`` -> ``orders-3f9c1a2b``: names no other test uses."""
+
+    def make(prefix: str) -> str:
+        return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+    return make
+
+
+@pytest.fixture
+def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
+    """Create topics for one test; they are deleted afterwards (matters on a shared cluster)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    created: list[str] = []
+
+    def create(names: list[str], partitions: int = 1, config: dict[str, str] | None = None) -> list[str]:
+        futures = admin.create_topics(
+            [NewTopic(n, partitions, 1, config=config or {}) for n in names], request_timeout=30
+        )
+        for future in futures.values():
+            future.result()
+        created.extend(names)
+        return names
+
+    yield create
+    if created:
+        for future in admin.delete_topics(created, request_timeout=30).values():
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - best-effort cleanup must not hide the test's result
+                pass
