@@ -77,7 +77,9 @@ def _convert(name: str, raw: str, type_name: object) -> object:
         try:
             return int(raw)
         except ValueError:
-            raise ConfigError(f"{name}={raw!r} is not an integer; set it to a whole number") from None
+            raise ConfigError(
+                f"{name}={raw!r} is not an integer; set it to a whole number"
+            ) from None
     if type_name == "float":
         try:
             return float(raw)

@@ -8,6 +8,7 @@ other's data and need no cleanup between them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -61,7 +62,9 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     created: list[str] = []
 
-    def create(names: list[str], partitions: int = 1, config: dict[str, str] | None = None) -> list[str]:
+    def create(
+        names: list[str], partitions: int = 1, config: dict[str, str] | None = None
+    ) -> list[str]:
         futures = admin.create_topics(
             [NewTopic(n, partitions, 1, config=config or {}) for n in names], request_timeout=30
         )
@@ -73,7 +76,6 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
     yield create
     if created:
         for future in admin.delete_topics(created, request_timeout=30).values():
-            try:
+            # Best-effort cleanup: it must not hide the test's own result.
+            with contextlib.suppress(Exception):
                 future.result()
-            except Exception:  # noqa: BLE001 - best-effort cleanup must not hide the test's result
-                pass

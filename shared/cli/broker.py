@@ -21,12 +21,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def ensure_broker(settings: Settings) -> str:
     """The bootstrap address to use, starting the local broker first when none is configured."""
     if settings.uses_external_kafka:
-        print(f"using Kafka at {settings.bootstrap_servers} (MESH_BOOTSTRAP_SERVERS); nothing started")
+        print(
+            f"using Kafka at {settings.bootstrap_servers} (MESH_BOOTSTRAP_SERVERS); nothing started"
+        )
         return settings.bootstrap_servers
     fetch(bundle("kafka"), settings)
     info, started = LocalBroker(settings).start()
     if started:
-        moved = "" if info.port == settings.broker_port else f" (port {settings.broker_port} was busy)"
+        moved = (
+            "" if info.port == settings.broker_port else f" (port {settings.broker_port} was busy)"
+        )
         print(f"started Kafka broker pid {info.pid} on {info.bootstrap}{moved}")
     else:
         print(f"Kafka broker already running: pid {info.pid} on {info.bootstrap}")

@@ -50,7 +50,9 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     bootstrap = resolve_bootstrap(settings)
     declared = [s.name for s in load_topics(settings.topics_file)]
     for view in topic_views(bootstrap, declared):
-        print(f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records")
+        print(
+            f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
+        )
     return 0
 
 

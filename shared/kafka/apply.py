@@ -39,7 +39,9 @@ class TopicApplyError(MeshError):
     """The cluster refused a topic operation."""
 
 
-def apply_topics(admin: object, specs: list[TopicSpec], timeout: float = 30.0) -> list[TopicOutcome]:
+def apply_topics(
+    admin: object, specs: list[TopicSpec], timeout: float = 30.0
+) -> list[TopicOutcome]:
     """Create or update every declared topic; return one outcome per topic, in declared order."""
     from confluent_kafka.admin import AdminClient
 
@@ -80,7 +82,9 @@ def _create(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, 
             error = exc.args[0]
             if error.code() != KafkaError.TOPIC_ALREADY_EXISTS:  # a concurrent apply won the race
                 raise TopicApplyError(f"cannot create topic {spec.name}: {error.str()}") from None
-        outcomes[spec.name] = TopicOutcome(spec.name, Action.CREATED, f"{spec.partitions} partitions")
+        outcomes[spec.name] = TopicOutcome(
+            spec.name, Action.CREATED, f"{spec.partitions} partitions"
+        )
     _wait_visible(admin, specs, timeout)
     return outcomes
 
@@ -99,8 +103,10 @@ def _wait_visible(admin: object, specs: list[TopicSpec], timeout: float) -> None
         topics = admin.list_topics(timeout=timeout).topics  # type: ignore[attr-defined]
         for name in list(pending):
             topic = topics.get(name)
-            if topic is not None and len(topic.partitions) == pending[name] and all(
-                p.leader >= 0 for p in topic.partitions.values()
+            if (
+                topic is not None
+                and len(topic.partitions) == pending[name]
+                and all(p.leader >= 0 for p in topic.partitions.values())
             ):
                 del pending[name]
         if pending:
@@ -109,7 +115,9 @@ def _wait_visible(admin: object, specs: list[TopicSpec], timeout: float) -> None
         raise TopicApplyError(f"topics {sorted(pending)} were created but have no leader yet")
 
 
-def _align_configs(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, TopicOutcome]:
+def _align_configs(
+    admin: object, specs: list[TopicSpec], timeout: float
+) -> dict[str, TopicOutcome]:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import (
         AlterConfigOpType,
@@ -127,7 +135,9 @@ def _align_configs(admin: object, specs: list[TopicSpec], timeout: float) -> dic
         try:
             current = {k: v.value for k, v in described[resource].result().items()}
         except KafkaException as exc:
-            raise TopicApplyError(f"cannot read configs of {spec.name}: {exc.args[0].str()}") from None
+            raise TopicApplyError(
+                f"cannot read configs of {spec.name}: {exc.args[0].str()}"
+            ) from None
         changes[spec.name] = {k: v for k, v in spec.config.items() if current.get(k) != v}
     to_alter = []
     for spec in specs:
@@ -136,7 +146,9 @@ def _align_configs(admin: object, specs: list[TopicSpec], timeout: float) -> dic
                 ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
                 for k, v in changes[spec.name].items()
             ]
-            to_alter.append(ConfigResource(ResourceType.TOPIC, spec.name, incremental_configs=entries))
+            to_alter.append(
+                ConfigResource(ResourceType.TOPIC, spec.name, incremental_configs=entries)
+            )
     if to_alter:
         futures = admin.incremental_alter_configs(to_alter, request_timeout=timeout)  # type: ignore[attr-defined]
         for resource, future in futures.items():

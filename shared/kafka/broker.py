@@ -154,7 +154,7 @@ class LocalBroker:
         cluster_id = _kraft_cluster_id()
         command = self._java(
             "kafka.tools.StorageTool", "format", "--ignore-formatted",
-            "--cluster-id", cluster_id, "--config", str(self.config_file),
+            f"--cluster-id={cluster_id}", "--config", str(self.config_file),
         )  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
@@ -266,7 +266,10 @@ def _is_zombie(pid: int) -> bool:
 
 
 def _kraft_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters)."""
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
+
+    It may start with "-", which is why the format command gets it as ``--cluster-id=ID``.
+    """
     import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

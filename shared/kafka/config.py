@@ -73,6 +73,3 @@ def admin_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
     config: dict[str, Any] = {"bootstrap.servers": resolve_bootstrap(settings)}
     config.update(overrides)
     return config
-
-
-

@@ -20,11 +20,15 @@ class ClusterUnreachableError(MeshError):
     """The cluster did not answer in time."""
 
 
-def topic_views(bootstrap: str, names: list[str] | None = None, timeout: float = 10.0) -> list[TopicView]:
+def topic_views(
+    bootstrap: str, names: list[str] | None = None, timeout: float = 10.0
+) -> list[TopicView]:
     """Every (or the named) non-internal topic with its record count (high minus low watermark)."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2}
+    )
     try:
         try:
             metadata = consumer.list_topics(timeout=timeout)

@@ -23,7 +23,9 @@ def ephemeral_port(host: str) -> int:
         return int(sock.getsockname()[1])
 
 
-def first_free(host: str, preferred: int, *, attempts: int = 50, avoid: set[int] | None = None) -> int:
+def first_free(
+    host: str, preferred: int, *, attempts: int = 50, avoid: set[int] | None = None
+) -> int:
     """``preferred`` if free, else the next free port above it, else an ephemeral one.
 
     ``preferred == 0`` asks for an ephemeral port straight away (what tests use).

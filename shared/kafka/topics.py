@@ -73,7 +73,9 @@ def _parse_entry(entry: Any, defaults: dict[str, Any], where: str) -> TopicSpec:
         raise ConfigError(f"{where}: expected a mapping with name and partitions")
     unknown = set(entry) - _TOPIC_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_TOPIC_KEYS)}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_TOPIC_KEYS)}"
+        )
     name = entry.get("name")
     if not isinstance(name, str) or not _TOPIC_NAME.match(name):
         raise ConfigError(f"{where}: `name` must be a Kafka topic name (letters, digits, . _ -)")

@@ -1,5 +1,6 @@
 """The local broker: a real KRaft Kafka started from the jar cache, on a private MESH_HOME."""
 
+import json
 import os
 import socket
 import threading
@@ -24,7 +25,9 @@ def private_broker(tmp_path):
 
 def test_concurrent_starts_launch_one_broker_and_restart_keeps_topics(private_broker):
     results = []
-    threads = [threading.Thread(target=lambda: results.append(private_broker.start())) for _ in "ab"]
+    threads = [
+        threading.Thread(target=lambda: results.append(private_broker.start())) for _ in "ab"
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -52,7 +55,7 @@ def test_stop_leaves_a_foreign_process_alone(private_broker, tmp_path):
     """A stale pid file that points at someone else's process is ignored, not killed."""
     private_broker.dir.mkdir(parents=True)
     private_broker.pid_file.write_text(
-        '{"pid": %d, "port": 1, "controller_port": 2, "host": "127.0.0.1"}' % os.getpid()
+        json.dumps({"pid": os.getpid(), "port": 1, "controller_port": 2, "host": "127.0.0.1"})
     )
     assert private_broker.running() is None
     assert private_broker.stop() is None
@@ -69,6 +72,8 @@ def test_a_busy_preferred_port_moves_the_broker_to_a_free_one(tmp_path):
         try:
             info, started = broker.start()
             assert started and info.port != taken
-            assert AdminClient({"bootstrap.servers": info.bootstrap}).list_topics(timeout=10).brokers
+            assert (
+                AdminClient({"bootstrap.servers": info.bootstrap}).list_topics(timeout=10).brokers
+            )
         finally:
             broker.stop()

@@ -67,16 +67,22 @@ def test_a_changed_config_is_put_back(admin, declaration):
     outcomes = {o.topic: o for o in apply_topics(admin, declaration)}
     assert outcomes[target.name].action is Action.UPDATED
     assert outcomes[target.name].changes == {"retention.ms": target.config["retention.ms"]}
-    _eventually(lambda: _config(admin, target.name, "retention.ms") == target.config["retention.ms"])
+    _eventually(
+        lambda: _config(admin, target.name, "retention.ms") == target.config["retention.ms"]
+    )
 
 
 def test_a_partition_count_that_differs_is_reported_not_changed(admin, declaration):
     apply_topics(admin, declaration)
     target = declaration[0]
-    admin.create_partitions([NewPartitions(target.name, target.partitions + 2)])[target.name].result()
+    admin.create_partitions([NewPartitions(target.name, target.partitions + 2)])[
+        target.name
+    ].result()
     _eventually(
-        lambda: len(admin.list_topics(timeout=10).topics[target.name].partitions)
-        == target.partitions + 2
+        lambda: (
+            len(admin.list_topics(timeout=10).topics[target.name].partitions)
+            == target.partitions + 2
+        )
     )
 
     outcomes = {o.topic: o for o in apply_topics(admin, declaration)}

@@ -1,0 +1,46 @@
+"""The broker a benchmark run uses: MESH_BOOTSTRAP_SERVERS, or a private one it starts and stops."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from shared.jar_cache import bundle, fetch
+from shared.kafka.broker import LocalBroker
+from shared.settings import Settings
+
+
+@contextlib.contextmanager
+def bench_cluster(settings: Settings) -> Iterator[Settings]:
+    """Settings pointing at a cluster for the benchmarks; a private broker is removed after."""
+    if settings.uses_external_kafka:
+        yield settings
+        return
+    fetch(bundle("kafka"), settings)
+    with tempfile.TemporaryDirectory(prefix="mesh-bench-") as home:
+        private = replace(settings, home=Path(home), broker_port=0)
+        broker = LocalBroker(private)
+        info, _ = broker.start()
+        try:
+            yield replace(private, bootstrap_servers=info.bootstrap)
+        finally:
+            broker.stop()
+
+
+def create_topic(settings: Settings, prefix: str, partitions: int) -> str:
+    """A fresh topic for one scenario (uuid-suffixed, so reruns never mix data)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"bench.{prefix}.{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result()
+    deadline_topics = admin.list_topics(timeout=10).topics
+    while name not in deadline_topics or any(
+        p.leader < 0 for p in deadline_topics[name].partitions.values()
+    ):
+        deadline_topics = admin.list_topics(timeout=10).topics
+    return name

@@ -1,0 +1,12 @@
+"""Benchmark scenarios, one module each; SCENARIOS maps a name to its runner."""
+
+from collections.abc import Callable
+
+from bench.result import Result
+from bench.scenarios import raw_pipe
+from shared.settings import Settings
+
+SCENARIOS: dict[str, Callable[[Settings], Result]] = {
+    "raw_pipe": raw_pipe.run_throughput,
+    "raw_pipe_latency": raw_pipe.run_latency,
+}
