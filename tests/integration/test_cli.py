@@ -1,0 +1,141 @@
+"""The `mesh` command as a user runs it: a real process, real output, real exit codes."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from shared.settings import PROJECT_ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def mesh(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``mesh ARGS`` with exactly ``env`` on top of PATH and HOME."""
+    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", *args],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=PROJECT_ROOT,
+    )
+
+
+@pytest.fixture
+def private_topics_file(tmp_path, unique_name):
+    """The real declaration with every topic renamed, so this test owns its topics."""
+    document = yaml.safe_load((PROJECT_ROOT / "infra" / "topics.yaml").read_text())
+    prefix = unique_name("cli") + "."
+    for topic in document["topics"]:
+        topic["name"] = prefix + topic["name"]
+    path = tmp_path / "topics.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path, prefix
+
+
+def test_topics_apply_then_list_and_describe_against_the_session_broker(
+    kafka_bootstrap, private_topics_file, tmp_path
+):
+    path, prefix = private_topics_file
+    env = {
+        "MESH_BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "MESH_TOPICS_FILE": str(path),
+        "MESH_HOME": str(tmp_path / "home"),
+    }
+    first = mesh("topics", "apply", env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("created") == 10
+    again = mesh("topics", "apply", env=env)
+    assert again.returncode == 0 and again.stdout.count("unchanged") == 10
+
+    listing = mesh("topics", "list", env=env)
+    assert listing.returncode == 0
+    assert f"{prefix}metrics.windows" in listing.stdout and "compact" in listing.stdout
+
+    described = mesh("describe", env=env)
+    assert described.returncode == 0
+    assert f"{prefix}records.transactions" in described.stdout
+    assert "co-partitioned: records-by-customer" in described.stdout
+
+
+def test_up_status_down_on_a_busy_preferred_port(tmp_path):
+    """`mesh up` starts its own broker (moving off a busy port), `down` stops it."""
+    home = tmp_path / "home"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {"MESH_HOME": str(home), "MESH_BROKER_PORT": str(port)}
+        try:
+            up = mesh("up", env=env)
+            assert up.returncode == 0, up.stderr
+            assert f"(port {port} was busy)" in up.stdout
+            assert "created   raw.transactions" in up.stdout
+
+            again = mesh("up", env=env)
+            assert "already running" in again.stdout
+            assert "unchanged raw.transactions" in again.stdout
+
+            status = mesh("status", env=env)
+            assert status.returncode == 0
+            assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
+        finally:
+            down = mesh("down", env=env)
+        assert down.returncode == 0 and "stopped Kafka broker" in down.stdout
+    after = mesh("status", env=env)
+    assert after.returncode == 1 and "DOWN" in after.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (("broker", "status"), {"MESH_BROKER_PORT": "ninety"}, "MESH_BROKER_PORT"),
+        (("topics", "list"), {"MESH_TOPICS_FILE": "/nonexistent/topics.yaml"}, "MESH_TOPICS_FILE"),
+        (("topics", "list"), {}, "no Kafka broker"),
+        (("broker", "start"), {"MESH_HOME": "/proc/mesh-cannot-live-here"}, "MESH_HOME"),
+        (("produce", "--count", "-5", "--dry-run"), {}, "count"),
+    ],
+)
+def test_user_mistakes_get_one_line_and_no_stack_trace(args, env, message, tmp_path):
+    env = {"MESH_HOME": str(tmp_path / "home"), **env}
+    result = mesh(*args, env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_external_cluster_is_one_line(tmp_path):
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    closed = port.getsockname()[1]
+    port.close()
+    env = {"MESH_BOOTSTRAP_SERVERS": f"127.0.0.1:{closed}", "MESH_HOME": str(tmp_path)}
+    result = mesh("topics", "list", env=env, timeout=60)
+    assert result.returncode == 2
+    assert "did not answer" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_help_lists_the_verbs():
+    result = mesh("--help", env={})
+    assert result.returncode == 0
+    for verb in ("up", "down", "status", "describe", "broker", "topics", "produce"):
+        assert verb in result.stdout
+
+
+def test_unknown_verb_is_refused_by_name():
+    result = mesh("deploy-everything", env={})
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_python_entry_point_is_installed():
+    assert (Path(sys.executable).parent / "mesh").exists()
