@@ -243,26 +243,43 @@ class LocalBroker:
 
 
 def _wait_gone(pid: int, timeout: float) -> bool:
-    """Wait for ``pid`` to exit (reaping it if it is our child); True if it did."""
+    """Wait for ``pid`` to exit, reaping it if it is our child; True if it is gone."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+        if _reap(pid):
+            return True
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        if _is_zombie(pid):
+        if _is_zombie(pid):  # exited, but the parent (someone else) has not reaped it yet
+            _reap(pid)
             return True
         time.sleep(0.1)
     return False
 
 
-def _is_zombie(pid: int) -> bool:
+def _reap(pid: int) -> bool:
+    """Collect ``pid``'s exit status if it is our exited child; True if it was collected."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return reaped == pid
+
+
+def _is_zombie(pid: int) -> bool:
+    """True when every thread of ``pid`` has exited and only its exit status is left.
+
+    Checking the main thread alone is not enough: the JVM's launcher thread can exit (and show
+    as a zombie) while the shutdown still runs in other threads.
+    """
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        states = [(t / "stat").read_text().rsplit(")", 1)[-1].split()[0] for t in tasks]
     except (OSError, IndexError):
-        return True
+        return False
+    return all(state in {"Z", "X"} for state in states)
 
 
 def _kraft_cluster_id() -> str:

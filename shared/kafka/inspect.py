@@ -44,9 +44,7 @@ def topic_views(
                 continue
             total = 0
             for partition in topic.partitions:
-                low, high = consumer.get_watermark_offsets(
-                    TopicPartition(name, partition), timeout=timeout
-                )
+                low, high = _watermarks(consumer, TopicPartition(name, partition), timeout)
                 total += high - low
             views.append(TopicView(name, len(topic.partitions), total))
         return views
@@ -61,3 +59,28 @@ def consumer_groups(bootstrap: str, timeout: float = 10.0) -> list[str]:
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
     result = admin.list_consumer_groups(request_timeout=timeout).result()
     return sorted(g.group_id for g in result.valid)
+
+
+#: Errors a fresh or moving partition gives for a moment; asking again shortly succeeds.
+_TRANSIENT = {"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART"}
+
+
+def _watermarks(consumer: object, partition: object, timeout: float) -> tuple[int, int]:
+    """Low and high offsets of a partition, riding out a leader election for up to ``timeout``."""
+    import time
+
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(partition, timeout=timeout)  # type: ignore[attr-defined]
+            return int(low), int(high)
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.name() not in _TRANSIENT or time.monotonic() > deadline:
+                raise ClusterUnreachableError(
+                    f"cannot read offsets of {partition.topic}[{partition.partition}]: "  # type: ignore[attr-defined]
+                    f"{error.str()}"
+                ) from None
+            time.sleep(0.2)
