@@ -31,11 +31,13 @@ def bench_cluster(settings: Settings) -> Iterator[Settings]:
             broker.stop()
 
 
-def create_topic(settings: Settings, prefix: str, partitions: int) -> str:
+def create_topic(
+    settings: Settings, prefix: str, partitions: int, *, name: str | None = None
+) -> str:
     """A fresh topic for one scenario (uuid-suffixed, so reruns never mix data)."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    name = f"bench.{prefix}.{uuid.uuid4().hex[:8]}"
+    name = name or f"bench.{prefix}.{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result()
     deadline_topics = admin.list_topics(timeout=10).topics

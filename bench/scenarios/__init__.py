@@ -3,10 +3,12 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import raw_pipe
+from bench.scenarios import generator, raw_pipe
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result]] = {
     "raw_pipe": raw_pipe.run_throughput,
     "raw_pipe_latency": raw_pipe.run_latency,
+    "generate": generator.run_generate,
+    "produce": generator.run_produce,
 }
