@@ -42,12 +42,17 @@ def start(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def stop(args: argparse.Namespace, settings: Settings) -> int:
+def stop_broker(settings: Settings) -> None:
+    """Stop the local broker if mesh started one; an external cluster is never touched."""
     if settings.uses_external_kafka:
         print("MESH_BOOTSTRAP_SERVERS is set: mesh did not start that Kafka and will not stop it")
-        return 0
+        return
     info = LocalBroker(settings).stop()
     print(f"stopped Kafka broker pid {info.pid}" if info else "no local Kafka broker was running")
+
+
+def stop(args: argparse.Namespace, settings: Settings) -> int:
+    stop_broker(settings)
     return 0
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from shared.cli.broker import ensure_broker
+from shared.cli.broker import ensure_broker, stop_broker
 from shared.cli.topics import apply_declared
 from shared.kafka.broker import LocalBroker
 from shared.kafka.config import resolve_bootstrap
@@ -32,11 +32,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def down(args: argparse.Namespace, settings: Settings) -> int:
-    if settings.uses_external_kafka:
-        print("MESH_BOOTSTRAP_SERVERS is set: nothing of the local mesh to stop")
-        return 0
-    info = LocalBroker(settings).stop()
-    print(f"stopped Kafka broker pid {info.pid}" if info else "the local mesh was not running")
+    stop_broker(settings)
     return 0
 
 

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -134,8 +135,14 @@ class LocalBroker:
         self.config_file.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
 
     def _java(self, main_class: str, *args: str) -> list[str]:
+        java = shutil.which("java")
+        if java is None:
+            raise BrokerError(
+                "`java` not found on PATH: install Java 17 (as root: apt-get install "
+                "openjdk-17-jre-headless)"
+            )
         return [
-            "java",
+            java,
             f"-Xmx{self.settings.broker_heap}",
             f"-Xms{self.settings.broker_heap}",
             "-XX:+UseG1GC",

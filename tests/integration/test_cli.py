@@ -139,3 +139,22 @@ def test_unknown_verb_is_refused_by_name():
 
 def test_python_entry_point_is_installed():
     assert (Path(sys.executable).parent / "mesh").exists()
+
+
+def test_missing_java_is_one_line_with_the_fix(tmp_path):
+    """With the jars cached but no `java` on PATH, starting the broker says what to install."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {"MESH_HOME": str(tmp_path / "home"), "PATH": str(bin_dir)}
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", "broker", "start"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=PROJECT_ROOT,
+    )
+    assert result.returncode == 2
+    assert "java" in result.stderr and "apt-get install" in result.stderr
+    assert "Traceback" not in result.stderr
