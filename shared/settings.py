@@ -49,13 +49,7 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Build settings from ``env`` (default: ``os.environ``); bad values raise ConfigError."""
         env = os.environ if env is None else env
-        values: dict[str, object] = {}
-        for f in dataclasses.fields(cls):
-            name = "MESH_" + f.name.upper()
-            raw = env.get(name)
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _convert(name, raw, f.type)
+        values = env_values(cls, "MESH_", env)
         if "otlp_endpoint" not in values and env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
             values["otlp_endpoint"] = env["OTEL_EXPORTER_OTLP_ENDPOINT"]
         return cls(**values)  # type: ignore[arg-type]
@@ -70,9 +64,24 @@ class Settings:
         return self.cache / "jars"
 
 
+def env_values(cls: type, prefix: str, env: Mapping[str, str]) -> dict[str, object]:
+    """Field values of dataclass ``cls`` found in ``env`` as ``PREFIX + FIELD_NAME``, converted.
+
+    Every service's settings object uses this, so each setting has an environment variable named
+    after it and a bad value names the variable to fix.
+    """
+    values: dict[str, object] = {}
+    for f in dataclasses.fields(cls):
+        name = prefix + f.name.upper()
+        raw = env.get(name)
+        if raw is not None and raw != "":
+            values[f.name] = _convert(name, raw, f.type)
+    return values
+
+
 def _convert(name: str, raw: str, type_name: object) -> object:
     """Turn one environment string into the field's type, or say which variable is wrong."""
-    type_name = str(type_name)
+    type_name = str(type_name).removesuffix(" | None")
     if type_name == "int":
         try:
             return int(raw)
@@ -87,4 +96,10 @@ def _convert(name: str, raw: str, type_name: object) -> object:
             raise ConfigError(f"{name}={raw!r} is not a number; set it to e.g. 30 or 2.5") from None
     if type_name == "Path":
         return Path(raw).expanduser()
+    if type_name == "bool":
+        if raw.lower() in {"1", "true", "yes", "on"}:
+            return True
+        if raw.lower() in {"0", "false", "no", "off"}:
+            return False
+        raise ConfigError(f"{name}={raw!r} is not a boolean; set it to true or false")
     return raw

@@ -79,3 +79,15 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
             # Best-effort cleanup: it must not hide the test's own result.
             with contextlib.suppress(Exception):
                 future.result()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One local[2] SparkSession for the whole test session (it takes seconds to start)."""
+    from services.ingest.session import spark_session
+
+    home = tmp_path_factory.mktemp("spark-home")
+    settings = replace(Settings.from_env(), home=home)
+    session = spark_session("detector-mesh-tests", settings, "local[2]", 2)
+    yield session
+    session.stop()

@@ -1,0 +1,65 @@
+"""IngestConfig: everything the ingest job can be told, from ``MESH_INGEST_*`` variables.
+
+Each field's variable is ``MESH_INGEST_`` plus its name in upper case
+(``MESH_INGEST_MAX_RECORD_BYTES``). Topic names default to ARCHITECTURE.md's contract.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.errors import ConfigError
+from shared.settings import Settings, env_values
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    #: Raw topics to read, as a Java regex (every raw type by default).
+    raw_pattern: str = r"raw\..*"
+    #: Valid records go to ``<records_prefix>.<type>``.
+    records_prefix: str = "records"
+    invalid_topic: str = "records.invalid"
+    windows_topic: str = "metrics.windows"
+    #: Larger raw values are invalid (OVERSIZED); the generator's oversized kind exceeds this.
+    max_record_bytes: int = 512 * 1024
+    #: A valid record whose event time is this far behind its arrival is counted as LATE.
+    allowed_lateness_ms: int = 30_000
+    #: Micro-batch trigger interval ("0 seconds" = start the next batch as soon as one ends).
+    trigger: str = "0 seconds"
+    #: Upper bound of records per micro-batch, so a backlog is drained in bounded steps.
+    max_offsets_per_trigger: int = 200_000
+    #: Where to start on the very first run (later runs continue from the checkpoint).
+    starting_offsets: str = "earliest"
+    #: Spark master; local[*] for the embedded mesh, spark://host:port for a cluster.
+    master: str = "local[2]"
+    #: Shuffle partitions of the window-count aggregation (= its state store partitions).
+    shuffle_partitions: int = 4
+    #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
+    checkpoint_dir: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestConfig:
+        env = os.environ if env is None else env
+        config = cls(**env_values(cls, "MESH_INGEST_", env))  # type: ignore[arg-type]
+        if config.max_record_bytes < 1024:
+            raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
+        if config.allowed_lateness_ms < 0:
+            raise ConfigError("MESH_INGEST_ALLOWED_LATENESS_MS must be 0 or more")
+        return config
+
+    def checkpoints(self, settings: Settings) -> Path:
+        return self.checkpoint_dir or settings.home / "ingest" / "checkpoints"
+
+    @property
+    def watermark_delay(self) -> str:
+        """How long window state is kept: future skew allowed by the rules + lateness + margin.
+
+        A record that is neither late nor in the future beyond the rules' 5 minutes always falls
+        in a window whose state still exists, so no on-time record is dropped by the watermark.
+        """
+        from services.ingest.rules import MAX_FUTURE_MS
+
+        return f"{(MAX_FUTURE_MS + self.allowed_lateness_ms + 60_000) // 1000} seconds"

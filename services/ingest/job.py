@@ -1,0 +1,158 @@
+"""The ingest job: Kafka raw topics -> validation -> routing and window counts.
+
+Run it with ``python -m services.ingest.job`` (what ``mesh up`` does, local[2]), or submit it
+unchanged to a cluster (docs/ingest.md). Two streaming queries share one SparkSession:
+
+  routing  raw -> classify -> records.<type> | records.invalid     (stateless, Kafka sink)
+  counts   raw -> classify -> 1 s windows -> metrics.windows        (stateful, update mode)
+
+Both checkpoint under ``$MESH_HOME/ingest/checkpoints``: after a crash they resume from the last
+committed micro-batch, so every raw record is routed at least once and window counts stay exact.
+SIGTERM stops both queries between batches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from services.ingest.config import IngestConfig
+from services.ingest.routing import route
+from services.ingest.session import spark_session
+from services.ingest.validation import checked_types, classify
+from services.ingest.windows import classify_window, count_windows, window_records
+from shared.avro.catalogue import Catalogue
+from shared.errors import MeshError
+from shared.kafka.config import resolve_bootstrap
+from shared.settings import Settings
+
+#: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB.
+SINK_OPTIONS = {
+    "kafka.enable.idempotence": "true",
+    "kafka.acks": "all",
+    "kafka.linger.ms": "5",
+    "kafka.compression.type": "lz4",
+    "kafka.max.request.size": str(5 * 1024 * 1024),
+}
+
+
+def raw_source(spark: SparkSession, bootstrap: str, config: IngestConfig) -> DataFrame:
+    """Every raw topic, by pattern, with headers (for trace context)."""
+    return (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribePattern", config.raw_pattern)
+        .option("startingOffsets", config.starting_offsets)
+        .option("includeHeaders", "true")
+        .option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+        .option("failOnDataLoss", "false")
+        .option("kafka.metadata.max.age.ms", "5000")  # see a new raw.<type> topic within seconds
+        .load()
+    )
+
+
+def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str, trigger: str):  # type: ignore[no-untyped-def]
+    writer = frame.writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+    for key, value in SINK_OPTIONS.items():
+        writer = writer.option(key, value)
+    return (
+        writer.option("checkpointLocation", checkpoint)
+        .queryName(name)
+        .trigger(processingTime=trigger)
+    )
+
+
+def start_queries(
+    spark: SparkSession, settings: Settings, config: IngestConfig, instance_id: str
+) -> list[StreamingQuery]:
+    bootstrap = resolve_bootstrap(settings)
+    catalogue = Catalogue.load(settings.schemas_dir)
+    types = checked_types(catalogue)
+    checkpoints = config.checkpoints(settings)
+
+    routed = route(
+        classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
+        types,
+        catalogue,
+        config.records_prefix,
+        config.invalid_topic,
+        instance_id,
+    )
+    routing = _kafka_sink(
+        routed, bootstrap, str(checkpoints / "routing"), "ingest-routing", config.trigger
+    ).start()
+
+    placed = classify_window(
+        classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
+        config.allowed_lateness_ms,
+    )
+    windows = window_records(
+        count_windows(placed, config.watermark_delay), catalogue, config.windows_topic
+    )
+    counting = (
+        _kafka_sink(
+            windows, bootstrap, str(checkpoints / "counts"), "ingest-counts", config.trigger
+        )
+        .outputMode("update")
+        .start()
+    )
+    return [routing, counting]
+
+
+def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float = 10.0) -> None:
+    """A progress line per query every ``every_s`` seconds (records/s, batch duration)."""
+    while not stop.wait(every_s):
+        for query in queries:
+            progress = query.lastProgress
+            if progress:
+                line = {
+                    "query": query.name,
+                    "batch": progress.get("batchId"),
+                    "input_rows": progress.get("numInputRows"),
+                    "input_rows_per_s": round(progress.get("inputRowsPerSecond") or 0.0, 1),
+                    "processed_rows_per_s": round(progress.get("processedRowsPerSecond") or 0, 1),
+                    "trigger_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+                }
+                print(json.dumps(line), flush=True)
+
+
+def main() -> int:
+    settings = Settings.from_env()
+    try:
+        config = IngestConfig.from_env()
+        instance_id = f"ingest@{socket.gethostname()}:{os.getpid()}"
+        master = None if os.environ.get("SPARK_SUBMIT_MODE") == "cluster" else config.master
+        spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
+        queries = start_queries(spark, settings, config, instance_id)
+    except MeshError as exc:
+        print(f"ingest: error: {exc}", file=sys.stderr)
+        return 2
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    reporter = threading.Thread(target=_report, args=(queries, stopping), daemon=True)
+    reporter.start()
+    print(f"ingest: {instance_id} running queries {[q.name for q in queries]}", flush=True)
+    while not stopping.is_set():
+        for query in queries:
+            if not query.isActive:
+                print(f"ingest: query {query.name} stopped: {query.exception()}", file=sys.stderr)
+                stopping.set()
+        time.sleep(0.5)
+    for query in queries:
+        query.stop()
+    spark.stop()
+    print("ingest: stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""The ingest job on a real broker and a real Spark session: route and count every raw record.
+
+Each test gets private topics (``<uid>.raw.*``, ``<uid>.records.*`` ...) and checkpoints, runs the
+job's two streaming queries in the session's shared SparkSession until the input is drained
+(``processAllAvailable``), then reads what landed in Kafka.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from services.ingest.config import IngestConfig
+from services.ingest.job import start_queries
+from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
+from shared.avro import AvroDeserializer
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Topics:
+    prefix: str
+
+    def raw(self, kind: str) -> str:
+        return f"{self.prefix}.raw.{kind}"
+
+    def records(self, kind: str) -> str:
+        return f"{self.prefix}.records.{kind}"
+
+    @property
+    def invalid(self) -> str:
+        return f"{self.prefix}.records.invalid"
+
+    @property
+    def windows(self) -> str:
+        return f"{self.prefix}.metrics.windows"
+
+    def config(self, checkpoints: Path, **overrides) -> IngestConfig:
+        return IngestConfig(
+            raw_pattern=re.escape(self.prefix) + r"\.raw\..*",
+            records_prefix=f"{self.prefix}.records",
+            invalid_topic=self.invalid,
+            windows_topic=self.windows,
+            checkpoint_dir=checkpoints,
+            **overrides,
+        )
+
+
+@pytest.fixture
+def topics(unique_name, create_topics) -> Topics:
+    t = Topics(unique_name("ing"))
+    big = {"max.message.bytes": str(4 * 1024 * 1024)}
+    create_topics([t.raw("transactions"), t.raw("logins")], partitions=8, config=big)
+    create_topics([t.raw("parcels")], partitions=1, config=big)  # a type without schema
+    create_topics([t.records("transactions"), t.records("logins")], partitions=8)
+    create_topics([t.invalid], partitions=4, config=big)
+    create_topics([t.windows], partitions=4, config={"cleanup.policy": "compact"})
+    return t
+
+
+def run_ingest(spark, settings, config: IngestConfig) -> None:
+    queries = start_queries(spark, settings, config, "ingest@test")
+    try:
+        for query in queries:
+            query.processAllAvailable()
+    finally:
+        for query in queries:
+            query.stop()
+
+
+def drain(bootstrap: str, topic: str, expected_at_least: int = 0, idle_s: float = 3.0):
+    """Every message of ``topic`` from the beginning, until nothing new comes for ``idle_s``."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"drain-{topic}-{time.time()}",
+         "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )  # fmt: skip
+    consumer.subscribe([topic])
+    messages, last = [], time.monotonic()
+    while time.monotonic() - last < idle_s or len(messages) < expected_at_least:
+        batch = consumer.consume(1000, timeout=0.5)
+        if batch:
+            messages.extend(m for m in batch if m.error() is None)
+            last = time.monotonic()
+        assert time.monotonic() - last < 60, f"{topic}: only {len(messages)} messages"
+    consumer.close()
+    return messages
+
+
+def header(message, name: str) -> str | None:
+    return next((v.decode() for k, v in (message.headers() or []) if k == name), None)
+
+
+def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
+    spark, mesh_settings, topics, tmp_path
+):
+    now = int(time.time() * 1000)
+    stream = StreamConfig(start_time_ms=now - 20_000, count=4000, seed=11, invalid_share=0.1,
+                          event_rate=400)  # fmt: skip
+    report = produce_to_kafka(
+        stream, SendOptions(topic_prefix=f"{topics.prefix}.raw", progress=False), mesh_settings
+    )
+    assert report.failed == 0
+    generated = {r.meta.record_id: r for r in generate(stream) if r.meta.is_valid}
+
+    extra = Producer(
+        {"bootstrap.servers": mesh_settings.bootstrap_servers, "message.max.bytes": 4_000_000}
+    )
+    deep = b"[" * 10_000 + b"]" * 10_000
+    megabyte = b'{"record_id": "' + b"x" * 1_000_000 + b'"}'
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    extra.produce(topics.raw("transactions"), None, b"k-null")  # null value
+    extra.produce(topics.raw("transactions"), deep, b"k-deep")
+    extra.produce(topics.raw("transactions"), megabyte, b"k-mb")
+    extra.produce(topics.raw("parcels"), b'{"record_id": "p1"}', b"k-parcel")
+    first_valid = next(iter(generated.values()))
+    extra.produce(topics.raw(first_valid.topic_suffix), first_valid.value, b"k-traced",
+                  headers=[("traceparent", parent.encode())])  # fmt: skip
+    assert extra.flush(30) == 0
+    raw_total = report.delivered + 5
+
+    run_ingest(spark, mesh_settings, topics.config(tmp_path / "cp"))
+
+    bootstrap = mesh_settings.bootstrap_servers
+    valid = drain(bootstrap, topics.records("transactions")) + drain(
+        bootstrap, topics.records("logins")
+    )
+    invalid = drain(bootstrap, topics.invalid)
+
+    # Exactly one place per raw record (deduplicated by source coordinates).
+    valid_sources = {header(m, "mesh.source") for m in valid}
+    decode_invalid = AvroDeserializer("invalid_record")
+    dead = [decode_invalid.decode(m.value()) for m in invalid]
+    invalid_sources = {
+        f"{d['source_topic']}:{d['source_partition']}:{d['source_offset']}" for d in dead
+    }
+    assert None not in valid_sources
+    assert not valid_sources & invalid_sources
+    assert len(valid_sources) + len(invalid_sources) == raw_total
+
+    # The valid ones are exactly the generator's valid records, re-sent one included.
+    decoders = {
+        "transactions": AvroDeserializer("transaction"),
+        "logins": AvroDeserializer("login"),
+    }
+    routed_ids = Counter()
+    for message in valid:
+        kind = message.topic().rsplit(".", 1)[1]
+        record = decoders[kind].decode(message.value())
+        assert message.key() == record["customer_id"].encode()
+        routed_ids[record["record_id"]] += 1
+    assert set(routed_ids) == set(generated)
+    assert routed_ids[first_valid.meta.record_id] == 2
+
+    # Every invalid record keeps its original bytes and says why.
+    codes = Counter(d["error_code"] for d in dead)
+    assert codes["UNKNOWN_TYPE"] == 1 and codes["EMPTY"] >= 2 and codes["OVERSIZED"] >= 1
+    assert any(d["original"] == deep and d["error_code"] == "NOT_JSON" for d in dead)
+    assert any(d["original"] == megabyte and d["error_code"] == "OVERSIZED" for d in dead)
+    for message in invalid:
+        assert header(message, "mesh.error.stage") == "ingest"
+        assert header(message, "mesh.error.class")
+    assert sum(codes.values()) == report.invalid + 4
+
+    # Trace context: everything carries one; a record sent with one continues its trace.
+    assert all(
+        re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", header(m, "traceparent") or "")
+        for m in valid + invalid
+    )
+    continued = [m for m in valid if header(m, "traceparent").split("-")[1] == parent.split("-")[1]]
+    assert len(continued) == 1 and header(continued[0], "traceparent") != parent
+
+    # Window counts: every raw record counted once, in the latest value of each key.
+    latest = {}
+    decode_window = AvroDeserializer("window_count")
+    for message in drain(bootstrap, topics.windows):
+        latest[message.key()] = decode_window.decode(message.value())
+    by_status = Counter()
+    for window in latest.values():
+        key = f"{window['source_topic']}/{window['window_start']}/{window['status'].lower()}"
+        assert key.encode() in latest
+        by_status[window["status"]] += window["count"]
+    assert sum(by_status.values()) == raw_total
+    assert by_status["INVALID"] == len(invalid_sources)
+    assert by_status["VALID"] + by_status["LATE"] == len(valid_sources)
