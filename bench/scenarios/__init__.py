@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import generator, raw_pipe
+from bench.scenarios import generator, ingest, raw_pipe
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result]] = {
@@ -11,4 +11,6 @@ SCENARIOS: dict[str, Callable[[Settings], Result]] = {
     "raw_pipe_latency": raw_pipe.run_latency,
     "generate": generator.run_generate,
     "produce": generator.run_produce,
+    "ingest": ingest.run_throughput,
+    "ingest_latency": ingest.run_latency,
 }

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from services.ingest.avro_columns import single_object
 from services.ingest.tracing import trace_headers
-from services.ingest.typed_fields import INGEST_TIME_MS, avro_struct, typed
+from services.ingest.typed_fields import INGEST_TIME_MS, avro_struct, value_column
 from services.ingest.validation import ERROR, RECORD_TYPE, CheckedType
 from shared.avro.catalogue import Catalogue
 
@@ -40,7 +40,7 @@ def route(
         F.when(valid, F.concat(F.lit(records_prefix + "."), kind))
         .otherwise(F.lit(invalid_topic))
         .alias("topic"),
-        F.when(valid, typed("customer_id", "string").cast("binary"))
+        F.when(valid, F.col(value_column("customer_id")).cast("binary"))
         .otherwise(F.col("key"))
         .alias("key"),
         value.alias("value"),
@@ -48,17 +48,23 @@ def route(
     )
 
 
-#: Where a valid record came from (``topic:partition:offset``): lineage, and what tests and
-#: operators use to match a routed record to its raw original.
+#: Where a valid record came from (``topic:partition:offset``) and when it reached Kafka (epoch
+#: ms): lineage, what tests use to match a routed record to its raw original, and what ingest
+#: latency is measured from.
 SOURCE_HEADER = "mesh.source"
+SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"
 
 
 def _source_header() -> Column:
     coordinates = F.concat_ws(
         ":", "topic", F.col("partition").cast("string"), F.col("offset").cast("string")
     )
+    arrival = F.unix_millis(F.col("timestamp")).cast("string")
     return F.array(
-        F.struct(F.lit(SOURCE_HEADER).alias("key"), coordinates.cast("binary").alias("value"))
+        F.struct(F.lit(SOURCE_HEADER).alias("key"), coordinates.cast("binary").alias("value")),
+        F.struct(
+            F.lit(SOURCE_TIMESTAMP_HEADER).alias("key"), arrival.cast("binary").alias("value")
+        ),
     )
 
 

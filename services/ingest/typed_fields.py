@@ -1,32 +1,51 @@
 """Typed access to a raw record's JSON fields as Spark columns, for rules and routing.
 
-``r.amount`` is ``try_variant_get(json, '$.amount', 'double')``: an expression over the parsed
-variant column, evaluated in the JVM. Spark's common-subexpression elimination computes a field
-once per row however many rules use it.
+classify() reads every field of every registered type out of the parsed JSON (a VARIANT) once per
+row, into columns: ``_type__<field>`` (its JSON type, from ``schema_of_variant``) and
+``_value__<field>`` (its value as the schema's Spark type). The checks and rules then refer to
+those columns, so a field is extracted once however many checks use it (a CASE branch is not
+covered by Spark's common-subexpression elimination).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from services.ingest.record_types import RecordType
+from services.ingest.record_types import FieldSpec, RecordType
 
 #: The column holding the parsed JSON (a VARIANT) and the batch's ingest time in epoch ms.
 JSON = "json"
 INGEST_TIME_MS = "ingest_time_ms"
 
 
-def json_type(name: str) -> Column:
-    """The JSON type of field ``name`` (BIGINT, STRING, VOID for null ...; NULL when absent)."""
-    return F.expr(f"schema_of_variant(variant_get({JSON}, '$.{name}'))")
+def type_column(name: str) -> str:
+    return f"_type__{name}"
 
 
-def typed(name: str, spark_type: str) -> Column:
-    """Field ``name`` read as ``spark_type``; NULL when absent or not convertible."""
-    return F.expr(f"try_variant_get({JSON}, '$.{name}', '{spark_type}')")
+def value_column(name: str) -> str:
+    return f"_value__{name}"
+
+
+def extraction_columns(specs: Iterable[FieldSpec]) -> list[Column]:
+    """One JSON-type column and one typed-value column per distinct field name."""
+    seen: dict[str, FieldSpec] = {}
+    for spec in specs:
+        previous = seen.setdefault(spec.name, spec)
+        if previous.spark_type != spec.spark_type:
+            raise ValueError(
+                f"field {spec.name} has type {previous.spark_type} in one record type and "
+                f"{spec.spark_type} in another: rename one"
+            )
+    columns = []
+    for name, spec in seen.items():
+        found = F.expr(f"schema_of_variant(variant_get({JSON}, '$.{name}'))")
+        value = F.expr(f"try_variant_get({JSON}, '$.{name}', '{spec.spark_type}')")
+        columns += [found.alias(type_column(name)), value.alias(value_column(name))]
+    return columns
 
 
 class TypedRecord:
@@ -41,11 +60,9 @@ class TypedRecord:
         return self[name]
 
     def __getitem__(self, name: str) -> Column:
-        try:
-            spec = self._type.field(name)
-        except StopIteration:
-            raise KeyError(f"{self._type.name} has no field {name!r}") from None
-        return typed(name, spec.spark_type)
+        if not any(f.name == name for f in self._type.fields):
+            raise KeyError(f"{self._type.name} has no field {name!r}")
+        return F.col(value_column(name))
 
     def trimmed(self, name: str) -> Column:
         return F.trim(self[name])
@@ -53,9 +70,6 @@ class TypedRecord:
     @property
     def ingest_time_ms(self) -> Column:
         return F.col(INGEST_TIME_MS)
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"TypedRecord({self._type.name})"
 
 
 def avro_struct(record_type: RecordType) -> Column:
@@ -67,7 +81,7 @@ def avro_struct(record_type: RecordType) -> Column:
             columns.append(F.col(INGEST_TIME_MS).alias(name))
             continue
         spec = record_type.field(name)
-        value = typed(name, spec.spark_type)
+        value = F.col(value_column(name))
         if spec.avro_type == "map":
             value = F.coalesce(value, F.create_map().cast(spec.spark_type))
         columns.append(value.alias(name))

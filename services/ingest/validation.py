@@ -14,7 +14,14 @@ from pyspark.sql import functions as F
 
 from services.ingest.record_types import RecordType, record_type
 from services.ingest.rules import RECORD_TYPES, Rule
-from services.ingest.typed_fields import INGEST_TIME_MS, JSON, TypedRecord, json_type
+from services.ingest.typed_fields import (
+    INGEST_TIME_MS,
+    JSON,
+    TypedRecord,
+    extraction_columns,
+    type_column,
+    value_column,
+)
 from shared.avro.catalogue import Catalogue
 
 #: Column names classify() adds.
@@ -61,6 +68,8 @@ def classify(raw: DataFrame, types: dict[str, CheckedType], max_record_bytes: in
         F.when(usable & framed, F.expr("try_parse_json(cast(value as string))")).alias(JSON),
         F.unix_millis(F.current_timestamp()).alias(INGEST_TIME_MS),
     )
+    all_fields = [f for checked in types.values() for f in checked.record_type.fields]
+    parsed = parsed.select("*", *extraction_columns(all_fields))
     kind = F.col(RECORD_TYPE)
     error = (
         F.when(F.col("value").isNull() | (size == 0), _error("EMPTY", "the record has no value"))
@@ -86,7 +95,7 @@ def classify(raw: DataFrame, types: dict[str, CheckedType], max_record_bytes: in
 def _type_checks(error: Column, is_type: Column, checked: CheckedType) -> Column:
     """Append the schema checks, then the rules, of one record type to the CASE chain."""
     for spec in checked.record_type.fields:
-        found = json_type(spec.name)
+        found = F.col(type_column(spec.name))
         absent = found.isNull() | (found == "VOID")
         if spec.required:
             error = error.when(
@@ -99,10 +108,7 @@ def _type_checks(error: Column, is_type: Column, checked: CheckedType) -> Column
         message = F.concat(F.lit(f"field {spec.name} must be {spec.expected}, got "), found)
         error = error.when(is_type & wrong, _error("WRONG_TYPE", message, spec.name))
         if spec.avro_type in {"long", "int"}:  # an integral JSON number too large for the type
-            overflow = (
-                ~absent
-                & F.expr(f"try_variant_get({JSON}, '$.{spec.name}', '{spec.spark_type}')").isNull()
-            )
+            overflow = ~absent & F.col(value_column(spec.name)).isNull()
             error = error.when(
                 is_type & overflow,
                 _error("WRONG_TYPE", f"field {spec.name} is out of range", spec.name),

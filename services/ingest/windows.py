@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from services.ingest.avro_columns import single_object
-from services.ingest.typed_fields import typed
+from services.ingest.typed_fields import value_column
 from services.ingest.validation import ERROR
 from shared.avro.catalogue import Catalogue
 
@@ -27,7 +27,7 @@ WINDOW = "1 second"
 def classify_window(classified: DataFrame, allowed_lateness_ms: int) -> DataFrame:
     """Each row's status (VALID, INVALID, LATE) and the time that places it in a window."""
     valid = F.col(ERROR).isNull()
-    event_ms = typed("event_time", "bigint")
+    event_ms = F.col(value_column("event_time"))
     arrival_ms = F.unix_millis(F.col("timestamp"))
     late = valid & (event_ms < arrival_ms - allowed_lateness_ms)
     status = F.when(~valid, "INVALID").when(late, "LATE").otherwise("VALID")

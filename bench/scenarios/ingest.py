@@ -1,0 +1,166 @@
+"""The ingest job's throughput and latency on local[2], next to the raw pipe of the same run.
+
+``ingest`` drains a backlog of generated raw records (1 % invalid) through validation and routing
+(the routing query alone, then the window-count query alone), timed from the first batch that saw
+data to the last. ``ingest_latency`` offers a fixed rate and measures raw -> records.<type>: from
+the raw record's Kafka timestamp to the routed copy's.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from bench.kafka_fixture import create_topic
+from bench.result import Result, percentile
+from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from shared.settings import Settings
+
+SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"  # services.ingest.routing (imports Spark)
+
+COUNT = 200_000
+
+
+def _topics(settings: Settings) -> str:
+    prefix = f"bench.ingest.{uuid.uuid4().hex[:8]}"
+    for kind in ("transactions", "logins"):
+        create_topic(settings, "", 8, name=f"{prefix}.raw.{kind}")
+        create_topic(settings, "", 8, name=f"{prefix}.records.{kind}")
+    create_topic(settings, "", 4, name=f"{prefix}.records.invalid")
+    create_topic(settings, "", 4, name=f"{prefix}.metrics.windows")
+    return prefix
+
+
+def _config(prefix: str, checkpoints: Path):  # type: ignore[no-untyped-def]
+    from services.ingest.config import IngestConfig
+
+    return IngestConfig(
+        raw_pattern=re.escape(prefix) + r"\.raw\..*",
+        records_prefix=f"{prefix}.records",
+        invalid_topic=f"{prefix}.records.invalid",
+        windows_topic=f"{prefix}.metrics.windows",
+        checkpoint_dir=checkpoints,
+        max_offsets_per_trigger=200_000,
+        max_record_bytes=MAX_RECORD_BYTES,
+    )
+
+
+#: Oversized records are made just over this limit; the generator's default (512 KiB) would make
+#: the 1 % invalid share carry most of the bytes and turn the scenario into a bandwidth test.
+MAX_RECORD_BYTES = 16 * 1024
+
+
+def _stream(count: int, now_ms: int) -> StreamConfig:
+    return StreamConfig(start_time_ms=now_ms - 60_000, count=count, seed=5, invalid_share=0.01,
+                        event_rate=2000, customers=100_000,
+                        max_record_bytes=MAX_RECORD_BYTES)  # fmt: skip
+
+
+def _session(settings: Settings, home: Path):  # type: ignore[no-untyped-def]
+    from services.ingest.session import spark_session
+
+    return spark_session("bench-ingest", replace(settings, home=home), "local[2]", 2)
+
+
+def _drain_timed(query, count: int) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from the first batch with input until ``count`` rows were processed."""
+    seen, busy = 0, 0.0
+    last_batch = -1
+    deadline = time.monotonic() + 600
+    while seen < count and time.monotonic() < deadline:
+        for progress in query.recentProgress:
+            if progress["batchId"] > last_batch and progress["numInputRows"]:
+                seen += progress["numInputRows"]
+                busy += progress["durationMs"]["triggerExecution"] / 1000
+                last_batch = progress["batchId"]
+        time.sleep(0.2)
+    return busy
+
+
+def run_throughput(settings: Settings, count: int = COUNT) -> Result:
+    """Records/s of validation + routing (and, separately, window counting) from a backlog."""
+    from services.ingest.job import start_queries
+
+    prefix = _topics(settings)
+    report = produce_to_kafka(
+        _stream(count, int(time.time() * 1000)),
+        SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
+        settings,
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        spark = _session(settings, Path(tmp))
+        queries = start_queries(spark, settings, _config(prefix, Path(tmp) / "cp"), "bench")
+        try:
+            routing_s = _drain_timed(queries[0], report.delivered)
+            counting_s = _drain_timed(queries[1], report.delivered)
+        finally:
+            for query in queries:
+                query.stop()
+    notes = (
+        f"validate+route; counting alone {report.delivered / counting_s:,.0f}/s; "
+        "both queries share local[2]"
+    )
+    return Result("ingest", report.delivered, routing_s, notes=notes)
+
+
+def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) -> Result:
+    """raw -> records.<type> latency at a fixed offered rate (first 5 s of warm-up excluded)."""
+    from confluent_kafka import Consumer
+
+    from services.ingest.job import start_queries
+
+    prefix = _topics(settings)
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        spark = _session(settings, Path(tmp))
+        queries = start_queries(spark, settings, _config(prefix, Path(tmp) / "cp"), "bench")
+        time.sleep(5)  # let both queries start and their first (empty) batches pass
+        started_ms = int(time.time() * 1000)
+        feeder = threading.Thread(
+            target=produce_to_kafka,
+            args=(_stream(int(rate * duration), started_ms + 60_000),
+                  SendOptions(topic_prefix=f"{prefix}.raw", rate=rate, progress=False), settings),
+        )  # fmt: skip
+        feeder.start()
+        consumer = Consumer(
+            {"bootstrap.servers": settings.bootstrap_servers, "group.id": f"bench-{prefix}",
+             "auto.offset.reset": "earliest"}
+        )  # fmt: skip
+        consumer.subscribe([f"{prefix}.records.transactions", f"{prefix}.records.logins"])
+        latencies: list[float] = []
+        routed = 0
+        deadline = time.monotonic() + duration + 60
+        while (
+            feeder.is_alive() or routed < rate * duration * 0.95
+        ) and time.monotonic() < deadline:
+            for message in consumer.consume(2000, timeout=0.5):
+                if message.error() is None:
+                    routed += 1
+                    source_ms = _source_timestamp(message)
+                    if source_ms and source_ms >= started_ms + 5000:
+                        latencies.append(message.timestamp()[1] - source_ms)
+        feeder.join()
+        consumer.close()
+        for query in queries:
+            query.stop()
+    return Result(
+        "ingest_latency",
+        routed,
+        duration,
+        latency_p50_ms=percentile(latencies, 50),
+        latency_p99_ms=percentile(latencies, 99),
+        notes=f"paced at {rate}/s; raw Kafka timestamp -> routed record's timestamp",
+        paced=True,
+    )
+
+
+def _source_timestamp(message) -> int | None:  # type: ignore[no-untyped-def]
+    """The raw record's Kafka timestamp, which ingest carries in a header of the routed record."""
+    for key, value in message.headers() or []:
+        if key == SOURCE_TIMESTAMP_HEADER:
+            return int(value)
+    return None
