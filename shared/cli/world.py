@@ -28,10 +28,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def up(args: argparse.Namespace, settings: Settings) -> int:
     ensure_broker(settings)
-    return apply_declared(settings)
+    code = apply_declared(settings)
+    from services.ingest.service import start_ingest
+
+    info, started = start_ingest(settings)
+    state = "started" if started else "already running:"
+    print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
+    return code
 
 
 def down(args: argparse.Namespace, settings: Settings) -> int:
+    from services.ingest.service import ingest_process
+
+    stopped = ingest_process(settings).stop()
+    print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
     stop_broker(settings)
     return 0
 
@@ -43,6 +53,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             print("broker   DOWN   (start the mesh with `mesh up`)")
             return 1
         print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
+    _service_line(settings)
     bootstrap = resolve_bootstrap(settings)
     declared = [s.name for s in load_topics(settings.topics_file)]
     for view in topic_views(bootstrap, declared):
@@ -50,6 +61,27 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
     return 0
+
+
+def _service_line(settings: Settings) -> None:
+    """The ingest job: up or down, pid, uptime and its last progress report."""
+    import json
+
+    from services.ingest.service import ingest_process
+
+    process = ingest_process(settings)
+    info = process.running()
+    if info is None:
+        last = next(iter(process.tail_log(1)), "")
+        print(f"ingest   DOWN   {('last log: ' + last) if last else '(start it with `mesh up`)'}")
+        return
+    rate = ""
+    for line in reversed(process.tail_log(50)):
+        if line.startswith("{") and '"ingest-routing"' in line:
+            progress = json.loads(line)
+            rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
+            break
+    print(f"ingest   UP     pid {info.pid}  up {info.uptime_s:.0f} s{rate}")
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:

@@ -26,6 +26,7 @@ from shared.errors import MeshError
 from shared.jar_cache import classpath
 from shared.kafka.config import bootstrap_file
 from shared.kafka.ports import first_free, is_free
+from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -212,7 +213,7 @@ class LocalBroker:
             if info is None:
                 return None
             os.kill(info.pid, signal.SIGTERM)
-            if not _wait_gone(info.pid, timeout):
+            if not wait_gone(info.pid, timeout):
                 self._kill(info.pid)
             self._forget()
             return info
@@ -220,7 +221,7 @@ class LocalBroker:
     def _kill(self, pid: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        _wait_gone(pid, 10)
+        wait_gone(pid, 10)
 
     def _forget(self) -> None:
         for path in (self.pid_file, bootstrap_file(self.settings)):
@@ -247,46 +248,6 @@ class LocalBroker:
         with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    """Wait for ``pid`` to exit, reaping it if it is our child; True if it is gone."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _reap(pid):
-            return True
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        if _is_zombie(pid):  # exited, but the parent (someone else) has not reaped it yet
-            _reap(pid)
-            return True
-        time.sleep(0.1)
-    return False
-
-
-def _reap(pid: int) -> bool:
-    """Collect ``pid``'s exit status if it is our exited child; True if it was collected."""
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return False
-    return reaped == pid
-
-
-def _is_zombie(pid: int) -> bool:
-    """True when every thread of ``pid`` has exited and only its exit status is left.
-
-    Checking the main thread alone is not enough: the JVM's launcher thread can exit (and show
-    as a zombie) while the shutdown still runs in other threads.
-    """
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        states = [(t / "stat").read_text().rsplit(")", 1)[-1].split()[0] for t in tasks]
-    except (OSError, IndexError):
-        return False
-    return all(state in {"Z", "X"} for state in states)
 
 
 def _kraft_cluster_id() -> str:

@@ -82,12 +82,17 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert "already running" in again.stdout
             assert "unchanged raw.transactions" in again.stdout
 
+            assert "started ingest pid" in up.stdout
+            assert "already running: ingest pid" in again.stdout
+
             status = mesh("status", env=env)
             assert status.returncode == 0
             assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
+            assert "ingest   UP" in status.stdout
         finally:
             down = mesh("down", env=env)
         assert down.returncode == 0 and "stopped Kafka broker" in down.stdout
+        assert "stopped ingest pid" in down.stdout
     after = mesh("status", env=env)
     assert after.returncode == 1 and "DOWN" in after.stdout
 

@@ -1,0 +1,31 @@
+"""The ingest job as a local mesh service: how `mesh up` starts it and `mesh down` stops it."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from shared.kafka.config import resolve_bootstrap
+from shared.local_process import LocalProcess, ProcessInfo
+from shared.settings import Settings
+
+NAME = "ingest"
+
+
+def ingest_process(settings: Settings) -> LocalProcess:
+    return LocalProcess(NAME, settings.home)
+
+
+def start_ingest(
+    settings: Settings, extra_env: dict[str, str] | None = None
+) -> tuple[ProcessInfo, bool]:
+    """Start ``python -m services.ingest.job`` against the mesh's Kafka (no-op if it runs)."""
+    env = {
+        **os.environ,
+        "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
+        "MESH_HOME": str(settings.home),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        **(extra_env or {}),
+    }
+    return ingest_process(settings).start([sys.executable, "-m", "services.ingest.job"], env)

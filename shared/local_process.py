@@ -1,0 +1,133 @@
+"""A named background process of the local mesh: start, find, stop — only our own.
+
+Each service gets ``$MESH_HOME/<name>/`` with ``process.json`` (pid, command, start time) and
+``<name>.log``. The child runs in its own session (a Ctrl-C in the terminal that ran ``mesh up``
+does not kill it) and carries ``MESH_PROCESS_TAG=<home>/<name>`` in its environment; ``stop``
+signals a pid only if that process still carries our tag, so a recycled pid is never killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.errors import MeshError
+from shared.pids import wait_gone
+
+TAG_VARIABLE = "MESH_PROCESS_TAG"
+
+
+class ProcessError(MeshError):
+    """A local mesh process could not be started or stopped."""
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    name: str
+    pid: int
+    started: float
+    command: list[str]
+
+    @property
+    def uptime_s(self) -> float:
+        return time.time() - self.started
+
+
+class LocalProcess:
+    """The process called ``name`` under ``home``."""
+
+    def __init__(self, name: str, home: Path) -> None:
+        self.name = name
+        self.dir = home / name
+        self.pid_file = self.dir / "process.json"
+        self.log_file = self.dir / f"{name}.log"
+        self.tag = f"{home}/{name}"
+
+    def running(self) -> ProcessInfo | None:
+        try:
+            info = ProcessInfo(**json.loads(self.pid_file.read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            return None
+        if self._owns(info.pid):
+            return info
+        self.pid_file.unlink(missing_ok=True)
+        return None
+
+    def _owns(self, pid: int) -> bool:
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            return False
+        return state != "Z" and f"{TAG_VARIABLE}={self.tag}".encode() in environ
+
+    def start(self, command: list[str], env: Mapping[str, str]) -> tuple[ProcessInfo, bool]:
+        """Start unless running; returns the process and whether this call started it."""
+        with self._lock():
+            existing = self.running()
+            if existing is not None:
+                return existing, False
+            with self.log_file.open("ab") as log:
+                process = subprocess.Popen(
+                    command,
+                    env={**env, TAG_VARIABLE: self.tag},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            info = ProcessInfo(self.name, process.pid, time.time(), command)
+            self.pid_file.write_text(json.dumps(info.__dict__))
+            return info, True
+
+    def signal(self, signum: int) -> ProcessInfo | None:
+        """Send ``signum`` to our process if it runs (used by fault tests for SIGKILL)."""
+        info = self.running()
+        if info is not None:
+            os.kill(info.pid, signum)
+        return info
+
+    def stop(self, timeout: float = 60.0) -> ProcessInfo | None:
+        """SIGTERM, then SIGKILL after ``timeout``; None if it was not running."""
+        with self._lock():
+            info = self.running()
+            if info is None:
+                return None
+            os.kill(info.pid, signal.SIGTERM)
+            if not self.wait_gone(info.pid, timeout):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(info.pid, signal.SIGKILL)
+                self.wait_gone(info.pid, 10)
+            self.pid_file.unlink(missing_ok=True)
+            return info
+
+    def wait_gone(self, pid: int, timeout: float) -> bool:
+        """Wait until ``pid`` has exited (reaping it if it is our child); True if it has."""
+        return wait_gone(pid, timeout)
+
+    def tail_log(self, lines: int = 20) -> list[str]:
+        try:
+            return self.log_file.read_text(errors="replace").splitlines()[-lines:]
+        except FileNotFoundError:
+            return []
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            handle = (self.dir / ".lock").open("w")
+        except OSError as exc:
+            raise ProcessError(
+                f"cannot write {self.dir}: {exc.strerror}; set MESH_HOME to a folder you can write"
+            ) from None
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
