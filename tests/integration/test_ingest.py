@@ -7,6 +7,7 @@ job's two streaming queries in the session's shared SparkSession until the input
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
@@ -75,20 +76,25 @@ def run_ingest(spark, settings, config: IngestConfig) -> None:
             query.stop()
 
 
-def drain(bootstrap: str, topic: str, expected_at_least: int = 0, idle_s: float = 3.0):
-    """Every message of ``topic`` from the beginning, until nothing new comes for ``idle_s``."""
+def drain(bootstrap: str, topic: str, timeout: float = 60.0):
+    """Every message of ``topic`` up to its current end (high watermark of each partition)."""
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"drain-{topic}-{time.time()}",
-         "auto.offset.reset": "earliest", "enable.auto.commit": False}
-    )  # fmt: skip
-    consumer.subscribe([topic])
-    messages, last = [], time.monotonic()
-    while time.monotonic() - last < idle_s or len(messages) < expected_at_least:
-        batch = consumer.consume(1000, timeout=0.5)
-        if batch:
-            messages.extend(m for m in batch if m.error() is None)
-            last = time.monotonic()
-        assert time.monotonic() - last < 60, f"{topic}: only {len(messages)} messages"
+        {"bootstrap.servers": bootstrap, "group.id": "drain", "enable.auto.commit": False}
+    )
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    ends = {
+        p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+        for p in partitions
+    }
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+    messages, positions = [], dict.fromkeys(partitions, 0)
+    deadline = time.monotonic() + timeout
+    while any(positions[p] < ends[p] for p in partitions):
+        assert time.monotonic() < deadline, f"{topic}: read {len(messages)} messages only"
+        for message in consumer.consume(1000, timeout=0.5):
+            if message.error() is None:
+                messages.append(message)
+                positions[message.partition()] = message.offset() + 1
     consumer.close()
     return messages
 
@@ -189,3 +195,62 @@ def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
     assert sum(by_status.values()) == raw_total
     assert by_status["INVALID"] == len(invalid_sources)
     assert by_status["VALID"] + by_status["LATE"] == len(valid_sources)
+
+
+def test_a_99_to_1_mix_over_8_partitions_gives_exact_counts_per_window(
+    spark, mesh_settings, topics, tmp_path
+):
+    """Skewed statuses do not skew the work: partial counts before the shuffle, exact totals."""
+    second = (int(time.time()) - 10) * 1000  # 1 s windows well within the lateness bound
+    producer = Producer({"bootstrap.servers": mesh_settings.bootstrap_servers, "linger.ms": 20})
+    expected = Counter()
+    for i in range(10_000):
+        window = second - (i % 5) * 1000
+        record = {
+            "record_id": f"r{i}", "customer_id": f"c{i % 997}", "event_time": window + i % 1000,
+            "amount": 10.0 + i % 50, "currency": "EUR", "merchant_id": f"m{i % 31}",
+            "country": "DE",
+        }  # fmt: skip
+        if i % 100 == 99:
+            record["currency"] = "XXX-not-a-currency"
+        status = "INVALID" if i % 100 == 99 else "VALID"
+        # Invalid records are counted at arrival; valid ones in their event-time window.
+        expected[(window if status == "VALID" else None, status)] += 1
+        producer.produce(topics.raw("transactions"), json.dumps(record).encode(),
+                         record["customer_id"].encode(), partition=i % 8)  # fmt: skip
+    assert producer.flush(30) == 0
+
+    queries = start_queries(spark, mesh_settings, topics.config(tmp_path / "cp"), "ingest@test")
+    try:
+        for query in queries:
+            query.processAllAvailable()
+        plan = queries[1]._jsq.explainInternal(False)  # what query.explain() prints
+        print(
+            "PROGRESS",
+            [(p["batchId"], p["numInputRows"], p["sink"]) for p in queries[1].recentProgress],
+        )
+    finally:
+        for query in queries:
+            query.stop()
+
+    # Physical plan: a partial count runs before the exchange (shuffle), the final one after.
+    assert "partial_count" in plan
+    assert plan.index("partial_count") > plan.index("Exchange")  # printed top-down: later = lower
+
+    decode = AvroDeserializer("window_count")
+    latest = {
+        m.key(): decode.decode(m.value())
+        for m in drain(mesh_settings.bootstrap_servers, topics.windows)
+    }
+    got = Counter()
+    for window in latest.values():
+        assert window["source_topic"] == topics.raw("transactions")
+        assert window["window_end"] - window["window_start"] == 1000
+        got[
+            (window["window_start"] if window["status"] == "VALID" else None, window["status"])
+        ] += window["count"]
+    assert {k: v for k, v in got.items() if k[1] == "VALID"} == {
+        k: v for k, v in expected.items() if k[1] == "VALID"
+    }
+    assert got[(None, "INVALID")] == expected[(None, "INVALID")] == 100
+    assert got[(None, "LATE")] == 0
