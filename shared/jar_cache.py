@@ -158,11 +158,24 @@ def _artifact(jar: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m shared.jar_cache [bundle ...]``: fetch bundles (all by default)."""
+    """``python -m shared.jar_cache [bundle ...]``: fetch bundles (all by default).
+
+    ``--spark-jars`` prints the connector jars for ``spark-submit --jars`` instead.
+    """
     import sys
 
-    names = (argv if argv is not None else sys.argv[1:]) or list(BUNDLES)
+    args = argv if argv is not None else sys.argv[1:]
     settings = Settings.from_env()
+    if args == [
+        "--spark-jars"
+    ]:  # for spark-submit --jars "$(python -m shared.jar_cache --spark-jars)"
+        try:
+            print(",".join(str(jar) for jar in spark_connector_jars(settings)))
+        except MeshError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    names = args or list(BUNDLES)
     try:
         for name in names:
             b = bundle(name)

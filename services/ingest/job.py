@@ -129,7 +129,9 @@ def main() -> int:
     try:
         config = IngestConfig.from_env()
         instance_id = f"ingest@{socket.gethostname()}:{os.getpid()}"
-        master = None if os.environ.get("SPARK_SUBMIT_MODE") == "cluster" else config.master
+        # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
+        # given there wins; run directly, the job uses MESH_INGEST_MASTER (local[2] by default).
+        master = None if "PYSPARK_GATEWAY_PORT" in os.environ else config.master
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
         queries = start_queries(spark, settings, config, instance_id)
     except MeshError as exc:
