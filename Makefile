@@ -46,10 +46,12 @@ test: jars lint typecheck compat ## Run every test (unit, integration on a real 
 test-unit: $(STAMP) ## Only the fast tests that need no broker
 	$(BIN)/pytest tests/unit
 
-demo: jars ## Start the local mesh, produce sample records, show per-topic counts
+demo: jars ## Start the local mesh, produce sample records, show them routed and counted
 	$(BIN)/mesh up
-	$(BIN)/mesh produce --count 20000 --rate 0
+	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000
+	$(BIN)/python -m services.ingest.wait 20000
 	$(BIN)/mesh topics list
+	$(BIN)/mesh status
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 
 bench: jars ## Benchmarks against a baseline measured in the same run

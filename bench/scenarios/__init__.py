@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import generator, ingest, raw_pipe
+from bench.scenarios import detectors, generator, ingest, raw_pipe
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result]] = {
@@ -13,4 +13,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result]] = {
     "produce": generator.run_produce,
     "ingest": ingest.run_throughput,
     "ingest_latency": ingest.run_latency,
+    **detectors.SCENARIOS,
 }

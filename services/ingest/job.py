@@ -108,20 +108,24 @@ def start_queries(
 
 
 def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float = 10.0) -> None:
-    """A progress line per query every ``every_s`` seconds (records/s, batch duration)."""
+    """A JSON progress line per query every ``every_s`` seconds (records/s, batch duration)."""
     while not stop.wait(every_s):
         for query in queries:
-            progress = query.lastProgress
-            if progress:
+            try:
+                progress = query.lastProgress
+                if not progress:
+                    continue
                 line = {
                     "query": query.name,
-                    "batch": progress.get("batchId"),
-                    "input_rows": progress.get("numInputRows"),
-                    "input_rows_per_s": round(progress.get("inputRowsPerSecond") or 0.0, 1),
-                    "processed_rows_per_s": round(progress.get("processedRowsPerSecond") or 0, 1),
-                    "trigger_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+                    "batch": progress["batchId"],
+                    "input_rows": progress["numInputRows"],
+                    "input_rows_per_s": round(progress["inputRowsPerSecond"] or 0.0, 1),
+                    "processed_rows_per_s": round(progress["processedRowsPerSecond"] or 0.0, 1),
+                    "trigger_ms": progress["durationMs"].get("triggerExecution"),
                 }
-                print(json.dumps(line), flush=True)
+            except Exception as exc:  # a reporting hiccup must never stop the job
+                line = {"query": query.name, "report_error": repr(exc)}
+            print(json.dumps(line), flush=True)
 
 
 def main() -> int:

@@ -1,0 +1,1 @@
+"""large_amount: a single transaction above its currency's threshold (stateless)."""

@@ -1,0 +1,1 @@
+"""velocity: at least N transactions by one customer within a sliding window."""

@@ -1,0 +1,100 @@
+"""What one detector instance runs with: topics, group, batching, retries, error policy.
+
+Defaults are the contract's names (``records.<type>``, ``alerts``, ``detectors.dlq``, group
+``detector.<name>``); every name can be overridden, or prefixed as a whole, so tests and
+benchmarks run on private topics without touching the runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+
+from shared.detector import Detector, Manifest
+from shared.errors import ConfigError
+
+ERROR_ACTIONS = ("stop", "continue")
+
+
+def new_instance_id(name: str) -> str:
+    """Stable for the life of the process, unique across hosts: name, host, pid, random."""
+    return f"{name}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True)
+class Topics:
+    """Every topic one detector instance touches."""
+
+    #: record type -> input topic
+    inputs: dict[str, str]
+    alerts: str
+    dlq: str
+    changelog: str
+
+    @property
+    def input_types(self) -> dict[str, str]:
+        """input topic -> record type"""
+        return {topic: record_type for record_type, topic in self.inputs.items()}
+
+
+def default_topics(
+    detector: Detector, prefix: str = "", overrides: dict[str, str] | None = None
+) -> Topics:
+    """The contract's topic names under ``prefix``; ``overrides`` maps a record type to a topic."""
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(detector.inputs))
+    if unknown:
+        raise ConfigError(
+            f"--input {unknown[0]}=...: {detector.name} reads {', '.join(detector.inputs)} only"
+        )
+    inputs = {t: overrides.get(t, f"{prefix}records.{t}") for t in detector.inputs}
+    return Topics(
+        inputs=inputs,
+        alerts=f"{prefix}alerts",
+        dlq=f"{prefix}detectors.dlq",
+        changelog=f"{prefix}detector.{detector.name}.changelog",
+    )
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    detector: Detector
+    manifest: Manifest
+    topics: Topics
+    group_id: str
+    instance_id: str
+    #: Records per consume() call.
+    batch_size: int = 2000
+    #: How long consume() waits to fill a batch.
+    batch_wait_s: float = 0.05
+    #: Kafka's max.poll.interval.ms: a consumer that does not poll for this long is evicted.
+    max_poll_interval_ms: int = 300_000
+    #: Processing time per batch before the rest is handed back (seek) to stay within the poll
+    #: interval; a fraction of it, so that producing and committing fit too.
+    max_batch_s: float = 60.0
+    #: How long to wait for the broker to acknowledge a batch's output before giving up.
+    flush_timeout_s: float = 60.0
+    #: Retries of a record whose detect raised RetriableError.
+    retries: int = 3
+    retry_backoff_s: float = 0.05
+    #: Share of failed records (over the last ``error_window`` records) that triggers the policy.
+    error_rate_threshold: float = 0.5
+    error_window: int = 200
+    error_action: str = "stop"
+    #: How long to wait at start-up for missing input topics (e.g. ``mesh up`` creating them).
+    topic_wait_s: float = 30.0
+    #: Seconds between progress log lines.
+    log_interval_s: float = 10.0
+    extra_consumer_config: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}")
+        if self.max_batch_s * 1000 >= self.max_poll_interval_ms:
+            raise ConfigError("--max-batch-seconds must be shorter than max.poll.interval.ms")
+        if self.error_action not in ERROR_ACTIONS:
+            raise ConfigError(f"--on-error-rate must be one of {', '.join(ERROR_ACTIONS)}")
+        if not 0 < self.error_rate_threshold <= 1:
+            raise ConfigError("--error-rate-threshold must be a fraction in (0, 1]")

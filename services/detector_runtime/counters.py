@@ -1,0 +1,33 @@
+"""What an instance has done, for log lines now and the metrics registry later.
+
+Plain integers: the metrics issue turns them into Dropwizard meters; the runtime only counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Counters:
+    records: int = 0
+    alerts: int = 0
+    batches: int = 0
+    retries: int = 0
+    changelog: int = 0
+    restored: int = 0
+    handed_back: int = 0
+    dead_letters: dict[str, int] = field(default_factory=dict)
+    #: perf_counter() when the first batch arrived (benchmarks measure from there)
+    first_batch_at: float | None = None
+
+    def dead_letter(self, stage: str) -> None:
+        self.dead_letters[stage] = self.dead_letters.get(stage, 0) + 1
+
+    def summary(self) -> str:
+        dlq = ", ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "0"
+        return (
+            f"records={self.records} alerts={self.alerts} dead_letters[{dlq}] "
+            f"retries={self.retries} changelog={self.changelog} restored={self.restored} "
+            f"batches={self.batches}"
+        )

@@ -1,0 +1,42 @@
+"""Producer-side bookkeeping: count what the broker acknowledged and what it refused.
+
+The runtime commits input offsets only when every alert, changelog update and dead letter of the
+batch has been acknowledged; this tracker is how it knows. A delivery failure (after librdkafka's
+own retries, which the idempotent producer makes safe) is fatal for the batch: the process exits
+without committing, and the records are processed again after the restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DeliveryFailed(Exception):
+    """The broker did not acknowledge a message; the batch must not be committed."""
+
+
+class DeliveryTracker:
+    __slots__ = ("first_error", "pending")
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self.first_error: str | None = None
+
+    def sent(self) -> None:
+        self.pending += 1
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        """confluent-kafka ``on_delivery`` callback."""
+        self.pending -= 1
+        if err is not None and self.first_error is None:
+            self.first_error = f"{msg.topic()}: {err}"
+
+    def wait(self, producer: Any, timeout_s: float) -> None:
+        """Block until every message sent so far is acknowledged, or raise DeliveryFailed."""
+        remaining = producer.flush(timeout_s)
+        if self.first_error is not None:
+            raise DeliveryFailed(f"the broker refused a message: {self.first_error}")
+        if remaining or self.pending:
+            raise DeliveryFailed(
+                f"{max(remaining, self.pending)} message(s) not acknowledged within {timeout_s} s"
+            )

@@ -1,0 +1,339 @@
+"""The detector loop: consume a batch, detect, produce, wait for acks, commit. Repeat.
+
+Delivery protocol (at-least-once): the input offsets of a batch are committed only after every
+alert, dead letter and changelog update that batch produced has been acknowledged by the broker.
+A crash before the commit means the batch is processed again after the restart: alerts are
+produced again with the same ``alert_id`` (deduplicated downstream), and the changelog updates
+of the crashed batch are ignored on restore (see :mod:`changelog`).
+
+Everything happens on one thread, between two ``consume()`` calls; rebalance callbacks are
+served inside ``consume()``, when the previous batch is already committed, so a revoked
+partition never has uncommitted work. A batch that takes longer than ``max_batch_s`` hands its
+unprocessed records back (seek) and commits what it did, so the consumer always polls again well
+within ``max.poll.interval.ms`` (seed 002: slow batches, evictions, rebalance loops).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from services.detector_runtime.changelog import RestoreStats, restore_task, write_changes
+from services.detector_runtime.config import RuntimeConfig
+from services.detector_runtime.counters import Counters
+from services.detector_runtime.dead_letters import (
+    DECODE,
+    DETECT,
+    ENCODE_ALERT,
+    dead_letter_headers,
+)
+from services.detector_runtime.delivery import DeliveryTracker
+from services.detector_runtime.error_policy import ErrorPolicy
+from shared.avro import AvroDeserializer, AvroSerializer, DecodeError, EncodeError
+from shared.detector import INPUT_TYPES, RetryPolicy, Task
+from shared.kafka.config import consumer_config, producer_config
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: Headers carried from an input record to what it produces (W3C trace context).
+TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+class Runner:
+    """One detector instance: its consumer, producer, tasks (state) and counters."""
+
+    def __init__(self, settings: Settings, config: RuntimeConfig) -> None:
+        from confluent_kafka import Consumer, Producer
+
+        self.settings = settings
+        self.config = config
+        self.counters = Counters()
+        self.restores: list[RestoreStats] = []
+        self._stop = False
+        detector = config.detector
+        self._detector = detector
+        self._topic_types = config.topics.input_types
+        self._decoders = {
+            topic: AvroDeserializer(INPUT_TYPES[record_type])
+            for topic, record_type in self._topic_types.items()
+        }
+        self._decode_fns = {topic: d.decode for topic, d in self._decoders.items()}
+        self._encode_alert = AvroSerializer("alert").encode
+        self._tasks: dict[int, Task] = {}
+        self._retry = RetryPolicy(config.retries, config.retry_backoff_s)
+        self._policy = ErrorPolicy(
+            config.error_rate_threshold, config.error_window, config.error_action
+        )
+        self._tracker = DeliveryTracker()
+        self._consumer = Consumer(
+            consumer_config(
+                settings,
+                config.group_id,
+                **{
+                    "client.id": config.instance_id,
+                    "auto.offset.reset": config.manifest.start,
+                    "max.poll.interval.ms": config.max_poll_interval_ms,
+                    # Co-partitioned inputs must be assigned together (partition p of each to
+                    # one instance); the range assignor guarantees that, sticky does not.
+                    "partition.assignment.strategy": (
+                        "range"
+                        if detector.stateful and len(detector.inputs) > 1
+                        else "cooperative-sticky"
+                    ),
+                    **config.extra_consumer_config,
+                },
+            )
+        )
+        self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
+        self._last_log = time.monotonic()
+
+    # lifecycle ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to finish its batch, commit and leave (SIGTERM calls this)."""
+        self._stop = True
+
+    def run(
+        self,
+        max_batches: int | None = None,
+        stop_when: Callable[[Counters], bool] | None = None,
+    ) -> None:
+        """Process until stopped (or ``max_batches`` / ``stop_when``, for tests and benchmarks);
+        leaves the group cleanly on the way out."""
+        topics = list(self._topic_types)
+        self._consumer.subscribe(
+            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke
+        )
+        log.info(
+            "instance %s of %s %s: group %s, inputs %s",
+            self.config.instance_id,
+            self._detector.name,
+            self._detector.version,
+            self.config.group_id,
+            ", ".join(topics),
+        )
+        batches = 0
+        try:
+            while not self._stop and (max_batches is None or batches < max_batches):
+                messages = self._consumer.consume(
+                    self.config.batch_size, timeout=self.config.batch_wait_s
+                )
+                if messages:
+                    self.process_batch(messages)
+                    batches += 1
+                    if stop_when is not None and stop_when(self.counters):
+                        break
+                self._maybe_log()
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        log.info("leaving the group: %s", self.counters.summary())
+        try:
+            self._producer.flush(self.config.flush_timeout_s)
+        finally:
+            self._consumer.close()
+
+    # the batch ------------------------------------------------------------------------------
+    def process_batch(self, messages: list[Any]) -> None:
+        """Detect over one batch, produce its output, wait for acks, commit its offsets."""
+        started = time.monotonic()
+        if self.counters.first_batch_at is None:
+            self.counters.first_batch_at = time.perf_counter()
+        budget = self.config.max_batch_s
+        counters, policy = self.counters, self._policy
+        decoders, types, tasks = self._decode_fns, self._topic_types, self._tasks
+        stateful = self._detector.stateful
+        next_offsets: dict[tuple[str, int], int] = {}
+        touched: set[Task] = set()
+        handed_back: dict[tuple[str, int], int] = {}
+        succeeded = processed = 0
+        for index, message in enumerate(messages):
+            err = message.error()
+            if err is not None:
+                if err.fatal():
+                    raise RuntimeError(f"fatal consumer error: {err}")
+                log.warning("consumer error: %s", err)
+                continue
+            topic, partition, offset = message.topic(), message.partition(), message.offset()
+            tp = (topic, partition)
+            if handed_back:
+                if tp in handed_back:
+                    continue
+                handed_back[tp] = offset
+                continue
+            if index % 16 == 0 and time.monotonic() - started > budget:
+                handed_back[tp] = offset
+                continue
+            next_offsets[tp] = offset + 1
+            processed += 1
+            try:
+                record = decoders[topic](message.value() or b"")
+            except DecodeError as exc:
+                self._dead_letter(message, DECODE, exc, 1)
+                policy.record(True)
+                continue
+            task = tasks.get(partition) or self._task(partition)
+            if stateful:
+                touched.add(task)
+            outcome = task.process(types[topic], record, topic, offset)
+            if outcome.attempts > 1:
+                counters.retries += outcome.attempts - 1
+            if outcome.error is not None:
+                self._dead_letter(message, DETECT, outcome.error, outcome.attempts)
+                policy.record(True)
+                continue
+            succeeded += 1
+            for alert in outcome.alerts:
+                self._produce_alert(message, alert)
+        counters.records += processed
+        policy.record_ok(succeeded)
+        for tp, offset in handed_back.items():
+            self._seek(tp, offset)
+        for task in touched:
+            task.state.expire()
+            changes = task.state.drain()
+            if changes:
+                counters.changelog += write_changes(
+                    self._producer,
+                    self.config.topics.changelog,
+                    task.partition,
+                    changes,
+                    self._tracker,
+                )
+        self._tracker.wait(self._producer, self.config.flush_timeout_s)
+        if next_offsets:
+            self._commit(next_offsets)
+        counters.batches += 1
+        policy.check()
+
+    def _task(self, partition: int) -> Task:
+        task = self._tasks.get(partition)
+        if task is None:
+            if self._detector.stateful:  # normally restored on assignment; never start empty
+                self._restore(partition)
+                return self._tasks[partition]
+            task = self._tasks[partition] = Task(self._detector, partition, retry=self._retry)
+        return task
+
+    def _produce_alert(self, message: Any, alert: dict[str, Any]) -> None:
+        try:
+            value = self._encode_alert(alert)
+        except EncodeError as exc:
+            self._dead_letter(message, ENCODE_ALERT, exc, 1)
+            return
+        self._send(
+            self.config.topics.alerts,
+            value,
+            alert["customer_id"].encode(),
+            _trace_headers(message.headers()),
+        )
+        self.counters.alerts += 1
+
+    def _dead_letter(self, message: Any, stage: str, exc: BaseException, attempts: int) -> None:
+        headers = dead_letter_headers(
+            stage=stage,
+            exc=exc,
+            topic=message.topic(),
+            partition=message.partition(),
+            offset=message.offset(),
+            instance_id=self.config.instance_id,
+            detector=self._detector.name,
+            attempts=attempts,
+            carried=_trace_headers(message.headers()),
+        )
+        self._send(self.config.topics.dlq, message.value(), message.key(), headers)
+        self.counters.dead_letter(stage)
+        log.warning(
+            "dead-lettered %s[%d]@%d at %s: %s: %s",
+            message.topic(),
+            message.partition(),
+            message.offset(),
+            stage,
+            type(exc).__name__,
+            str(exc)[:200],
+        )
+
+    def _send(self, topic: str, value: Any, key: Any, headers: Any) -> None:
+        while True:
+            try:
+                self._producer.produce(
+                    topic, value, key, headers=headers, on_delivery=self._tracker
+                )
+                break
+            except BufferError:
+                self._producer.poll(0.05)
+        self._tracker.sent()
+
+    def _commit(self, next_offsets: dict[tuple[str, int], int]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self._consumer.commit(
+            offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()],
+            asynchronous=False,
+        )
+
+    def _seek(self, tp: tuple[str, int], offset: int) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.counters.handed_back += 1
+        log.warning(
+            "batch over %.0f s: handing %s[%d]@%d back", self.config.max_batch_s, *tp, offset
+        )
+        self._consumer.seek(TopicPartition(tp[0], tp[1], offset))
+
+    # rebalances -----------------------------------------------------------------------------
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        log.info("assigned %s", _names(partitions))
+        if not self._detector.stateful:
+            return
+        for number in sorted({p.partition for p in partitions} - set(self._tasks)):
+            self._restore(number)
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        log.info("revoked %s", _names(partitions))
+        remaining = {p.partition for p in consumer.assignment()} - {p.partition for p in partitions}
+        for number in {p.partition for p in partitions} - remaining:
+            self._tasks.pop(number, None)
+
+    def _restore(self, number: int) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        inputs = list(self._topic_types)
+        committed = {
+            tp.topic: tp.offset
+            for tp in self._consumer.committed(
+                [TopicPartition(t, number) for t in inputs], timeout=30
+            )
+            if tp.offset >= 0
+        }
+        task = Task(self._detector, number, retry=self._retry)
+        factory: Callable[[], Any] = lambda: Consumer(  # noqa: E731
+            consumer_config(
+                self.settings,
+                f"{self.config.group_id}.restore",
+                **{"client.id": f"{self.config.instance_id}-restore"},
+            )
+        )
+        stats = restore_task(factory, self.config.topics.changelog, task.state, committed)
+        self.restores.append(stats)
+        self.counters.restored += stats.applied
+        self._tasks[number] = task
+
+    def _maybe_log(self) -> None:
+        now = time.monotonic()
+        if now - self._last_log >= self.config.log_interval_s:
+            self._last_log = now
+            log.info("%s", self.counters.summary())
+
+
+def _trace_headers(headers: list[tuple[str, bytes]] | None) -> list[tuple[str, bytes]]:
+    if not headers:
+        return []
+    return [(k, v) for k, v in headers if k in TRACE_HEADERS]
+
+
+def _names(partitions: list[Any]) -> str:
+    return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"

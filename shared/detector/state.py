@@ -1,0 +1,420 @@
+"""Detector state: per-key values with a TTL, and windowed counters/sums.
+
+State belongs to one *task*: the input partition number a record came from (inputs of a
+stateful detector are co-partitioned, so partition p of every input shares task p). It is held in
+memory: the reference detectors keep a few hundred bytes per active customer, so a partition with
+a million active customers is a few hundred MB; a RocksDB binding would add a native dependency
+and a disk to manage for no gain at this size (swap :class:`TaskState`'s dicts if that changes).
+
+Every write is remembered as *dirty*, together with the input record (topic, offset) that caused
+it. The runtime drains the dirty keys once per batch into the detector's compacted changelog
+(the last value per key wins within a batch, which keeps the changelog small), and restores a
+task from it after a restart or rebalance. A write that a failing record made is undone, so a
+record that goes to the dead-letter topic, or is retried, leaves no trace in state.
+
+Time is *stream time*: the largest event time the task has seen. TTLs and window retention are
+measured in it, not in wall-clock time, so that a replay gives the same state and the same
+alerts, and the harness is deterministic. Expired entries are removed by :meth:`TaskState.expire`,
+which writes tombstones to the changelog.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from shared.detector.errors import DeclarationError, StateError
+
+#: (input topic, input offset) of the record that caused a write.
+Position = tuple[str, int]
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """Base of the state declarations; ``name`` is what ``ctx`` looks the store up by."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or "\x00" in self.name:
+            raise DeclarationError(f"state name {self.name!r} must be a non-empty string")
+
+
+@dataclass(frozen=True)
+class KeyValue(StoreSpec):
+    """Per-key JSON values; an entry not written for ``ttl_ms`` of stream time expires."""
+
+    ttl_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.ttl_ms is not None and (not isinstance(self.ttl_ms, int) or self.ttl_ms <= 0):
+            raise DeclarationError(f"state {self.name}: ttl_ms must be a positive int or None")
+
+
+@dataclass(frozen=True)
+class Window(StoreSpec):
+    """Per-key sums in windows of ``size_ms``, starting every ``hop_ms`` (tumbling if None).
+
+    Stored as one bucket per hop; a window's value is the sum of its ``size/hop`` buckets. A
+    bucket is kept until every window containing it has ended ``grace_ms`` ago in stream time,
+    so records up to ``grace_ms`` late still count.
+    """
+
+    size_ms: int = 60_000
+    hop_ms: int | None = None
+    grace_ms: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        hop = self.hop
+        if not isinstance(self.size_ms, int) or self.size_ms <= 0:
+            raise DeclarationError(f"state {self.name}: size_ms must be a positive int")
+        if not isinstance(hop, int) or hop <= 0 or self.size_ms % hop:
+            raise DeclarationError(
+                f"state {self.name}: hop_ms must be a positive int that divides size_ms"
+            )
+        if not isinstance(self.grace_ms, int) or self.grace_ms < 0:
+            raise DeclarationError(f"state {self.name}: grace_ms must be an int >= 0")
+
+    @property
+    def hop(self) -> int:
+        return self.size_ms if self.hop_ms is None else self.hop_ms
+
+
+class WindowValue(NamedTuple):
+    """One window of one key: ``[start, end)`` in event-time ms, and its sum."""
+
+    start: int
+    end: int
+    value: float
+
+
+class Change(NamedTuple):
+    """One changelog update: the encoded key, the JSON value (None = tombstone), its cause."""
+
+    key: bytes
+    value: bytes | None
+    topic: str
+    offset: int
+
+
+def encode_key(parts: tuple[Any, ...]) -> bytes:
+    """The changelog key of a slot: a JSON array (store, key[, bucket])."""
+    if len(parts) == 3 and _plain(parts[0]) and _plain(parts[1]):
+        return b'["%s","%s",%d]' % (parts[0].encode(), parts[1].encode(), parts[2])
+    return json.dumps(parts, separators=(",", ":")).encode()
+
+
+#: Printable ASCII without quote and backslash: text that JSON writes as it is (ids, names).
+_plain = re.compile(r"[ !#-\[\]-~]*\Z").match
+
+
+class _Store:
+    """Shared plumbing: dirty tracking and per-record undo, reported to the owning task."""
+
+    __slots__ = ("_task", "name")
+
+    def __init__(self, name: str, task: TaskState) -> None:
+        self.name = name
+        self._task = task
+
+
+class KeyValueStore(_Store):
+    """``get`` / ``set`` / ``delete`` JSON values by string key, with an optional TTL."""
+
+    __slots__ = ("_data", "_last_sweep", "ttl_ms")
+
+    def __init__(self, spec: KeyValue, task: TaskState) -> None:
+        super().__init__(spec.name, task)
+        self.ttl_ms = spec.ttl_ms
+        #: key -> (value, stream time of the last write)
+        self._data: dict[str, tuple[Any, int]] = {}
+        self._last_sweep = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        entry = self._data.get(key)
+        if entry is None:
+            return default
+        if self.ttl_ms is not None and self._task.stream_time - entry[1] > self.ttl_ms:
+            return default
+        return entry[0]
+
+    def set(self, key: str, value: Any) -> None:
+        if key.__class__ is not str:
+            raise StateError(f"state {self.name}: keys are strings, got {type(key).__name__}")
+        self._task._touched(self, key, self._data.get(key, _MISSING))
+        self._data[key] = (value, self._task.stream_time)
+
+    def delete(self, key: str) -> None:
+        if key in self._data:
+            self._task._touched(self, key, self._data[key])
+            del self._data[key]
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """Live entries (expired ones left out even before they are swept)."""
+        for key in list(self._data):
+            value = self.get(key, _MISSING)
+            if value is not _MISSING:
+                yield key, value
+
+    # runtime side ---------------------------------------------------------------------------
+    def _undo(self, key: str, old: Any) -> None:
+        if old is _MISSING:
+            self._data.pop(key, None)
+        else:
+            self._data[key] = old
+
+    def _encoded(self, key: str) -> tuple[bytes, bytes | None]:
+        entry = self._data.get(key)
+        value = None if entry is None else _dump({"v": entry[0], "t": entry[1]}, self.name)
+        return encode_key((self.name, key)), value
+
+    def _restore(self, parts: list[Any], value: Any) -> None:
+        if value is None:
+            self._data.pop(parts[1], None)
+        else:
+            self._data[parts[1]] = (value["v"], value["t"])
+
+    def _expire(self) -> None:
+        if self.ttl_ms is None:
+            return
+        now = self._task.stream_time
+        # A full scan costs O(entries): do it at most every ttl/8 of stream time.
+        if now - self._last_sweep < self.ttl_ms // 8:
+            return
+        self._last_sweep = now
+        ttl = self.ttl_ms
+        for key in [k for k, (_, at) in self._data.items() if now - at > ttl]:
+            self._task._touched(self, key, self._data.pop(key), undoable=False)
+
+
+class WindowStore(_Store):
+    """Windowed sums per string key; see :class:`Window`.
+
+    Laid out key first (key -> bucket -> sum): a customer has a handful of live buckets, so the
+    windows around a record are computed from those few instead of probing every bucket slot.
+    A second index (bucket -> keys, and a heap of bucket starts) makes expiry cheap.
+    """
+
+    __slots__ = ("_by_bucket", "_data", "_heap", "grace_ms", "hop_ms", "size_ms")
+
+    def __init__(self, spec: Window, task: TaskState) -> None:
+        super().__init__(spec.name, task)
+        self.size_ms = spec.size_ms
+        self.hop_ms = spec.hop
+        self.grace_ms = spec.grace_ms
+        self._data: dict[str, dict[int, float]] = {}
+        self._by_bucket: dict[int, set[str]] = {}
+        self._heap: list[int] = []
+
+    def add(self, key: str, at: int, amount: float = 1) -> None:
+        """Add ``amount`` (default 1: a counter) for ``key`` at event time ``at``."""
+        if key.__class__ is not str:
+            raise StateError(f"state {self.name}: keys are strings, got {type(key).__name__}")
+        bucket = at - at % self.hop_ms
+        buckets = self._data.get(key)
+        if buckets is None:
+            buckets = self._data[key] = {}
+        old = buckets.get(bucket, _MISSING)
+        self._task._touched(self, (key, bucket), old)
+        if old is _MISSING:
+            self._index(key, bucket)
+            buckets[bucket] = amount
+        else:
+            buckets[bucket] = old + amount
+
+    def _index(self, key: str, bucket: int) -> None:
+        keys = self._by_bucket.get(bucket)
+        if keys is None:
+            keys = self._by_bucket[bucket] = set()
+            heapq.heappush(self._heap, bucket)
+        keys.add(key)
+
+    def _near(self, key: str, at: int) -> tuple[int, list[tuple[int, float]]]:
+        """(start of the last window containing ``at``, the key's buckets those windows see)."""
+        hop, size = self.hop_ms, self.size_ms
+        last = at - at % hop
+        buckets = self._data.get(key)
+        if not buckets:
+            return last, []
+        low, high = last - size + hop, last + size - hop
+        return last, [(b, v) for b, v in buckets.items() if low <= b <= high]
+
+    def windows(self, key: str, at: int) -> list[WindowValue]:
+        """Every window containing event time ``at``, oldest first (one if tumbling)."""
+        hop, size = self.hop_ms, self.size_ms
+        last, near = self._near(key, at)
+        return [
+            WindowValue(start, start + size, sum(v for b, v in near if start <= b < start + size))
+            for start in range(last - size + hop, last + hop, hop)
+        ]
+
+    def max(self, key: str, at: int) -> float:
+        """The largest window sum among the windows containing ``at``."""
+        hop, size = self.hop_ms, self.size_ms
+        last, near = self._near(key, at)
+        if not near:
+            return 0
+        if len(near) == 1 and near[0][1] >= 0:  # a window holds it; the others, less
+            return near[0][1]
+        # A window's sum only changes where a bucket enters (start = b - size + hop) or leaves
+        # (start = b + hop): probing those starts is exact, and there are few of them.
+        first = last - size + hop
+        starts = {first}
+        for b, _ in near:
+            for start in (b - size + hop, b + hop):
+                if first < start <= last:
+                    starts.add(start)
+        return max(sum(v for b, v in near if start <= b < start + size) for start in starts)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._data.values())
+
+    def items(self) -> Iterator[tuple[tuple[str, int], float]]:
+        """((key, bucket start), sum) of every bucket held."""
+        for key, buckets in self._data.items():
+            for bucket, value in sorted(buckets.items()):
+                yield (key, bucket), value
+
+    # runtime side ---------------------------------------------------------------------------
+    def _set(self, key: str, bucket: int, value: Any) -> None:
+        if value is _MISSING or value is None:
+            buckets = self._data.get(key)
+            if buckets is not None:
+                buckets.pop(bucket, None)
+                if not buckets:
+                    del self._data[key]
+            return
+        buckets = self._data.setdefault(key, {})
+        if bucket not in buckets:
+            self._index(key, bucket)
+        buckets[bucket] = value
+
+    def _undo(self, slot: tuple[str, int], old: Any) -> None:
+        self._set(slot[0], slot[1], old)
+
+    def _encoded(self, slot: tuple[str, int]) -> tuple[bytes, bytes | None]:
+        key, bucket = slot
+        value = self._data.get(key, {}).get(bucket)
+        encoded = None if value is None else _dump(value, self.name)
+        return encode_key((self.name, key, bucket)), encoded
+
+    def _restore(self, parts: list[Any], value: Any) -> None:
+        self._set(parts[1], parts[2], value)
+
+    def _expire(self) -> None:
+        # The last window holding bucket b ends at b + size; keep it grace_ms longer.
+        horizon = self._task.stream_time - self.size_ms - self.grace_ms
+        heap, data = self._heap, self._data
+        while heap and heap[0] <= horizon:
+            bucket = heapq.heappop(heap)
+            for key in self._by_bucket.pop(bucket, ()):
+                buckets = data.get(key)
+                if buckets is None or bucket not in buckets:
+                    continue
+                value = buckets.pop(bucket)
+                if not buckets:
+                    del data[key]
+                self._task._touched(self, (key, bucket), value, undoable=False)
+
+
+def _dump(value: Any, store: str) -> bytes:
+    if value.__class__ is int:  # counters: the common case, without the json machinery
+        return b"%d" % value
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise StateError(
+            f"state {store}: values must be JSON (dict, list, str, number): {exc}"
+        ) from exc
+
+
+class TaskState:
+    """The stores of one task (input partition number), with dirty tracking and undo."""
+
+    def __init__(self, specs: tuple[StoreSpec, ...], task: int = 0) -> None:
+        self.task = task
+        self.stream_time = 0
+        #: (topic, offset) of the record being processed; set by the caller.
+        self.position: Position = ("", -1)
+        self.stores: dict[str, KeyValueStore | WindowStore] = {}
+        for spec in specs:
+            if isinstance(spec, Window):
+                self.stores[spec.name] = WindowStore(spec, self)
+            elif isinstance(spec, KeyValue):
+                self.stores[spec.name] = KeyValueStore(spec, self)
+            else:
+                raise DeclarationError(f"unknown state spec {type(spec).__name__}")
+        #: (store, slot) -> position of the last write; slot is a key or (key, bucket)
+        self._dirty: dict[tuple[KeyValueStore | WindowStore, Any], Position] = {}
+        #: (store, slot) -> value before the current record touched it
+        self._undo: dict[tuple[KeyValueStore | WindowStore, Any], Any] | None = None
+
+    # called by the stores ------------------------------------------------------------------
+    def _touched(
+        self,
+        store: KeyValueStore | WindowStore,
+        slot: Any,
+        old: Any,
+        *,
+        undoable: bool = True,
+    ) -> None:
+        ref = (store, slot)
+        self._dirty[ref] = self.position
+        if undoable and self._undo is not None and ref not in self._undo:
+            self._undo[ref] = old
+
+    # called by the harness / runtime -------------------------------------------------------
+    def begin(self, topic: str, offset: int, event_time: int | None) -> None:
+        """Start one record: remember its position, advance stream time, open an undo log."""
+        self.position = (topic, offset)
+        if event_time is not None and event_time > self.stream_time:
+            self.stream_time = event_time
+        self._undo = {}
+
+    def commit_record(self) -> None:
+        self._undo = None
+
+    def rollback_record(self) -> None:
+        """Undo every write of the current record (it failed: retried or dead-lettered)."""
+        for (store, slot), old in (self._undo or {}).items():
+            store._undo(slot, old)
+        self._undo = None
+
+    def expire(self) -> None:
+        """Drop entries past their TTL / window retention (tombstones in the next drain)."""
+        for store in self.stores.values():
+            store._expire()
+
+    def drain(self) -> list[Change]:
+        """The changelog updates since the last drain, one per touched slot."""
+        changes = []
+        for (store, slot), (topic, offset) in self._dirty.items():
+            key, value = store._encoded(slot)
+            changes.append(Change(key, value, topic, offset))
+        self._dirty.clear()
+        return changes
+
+    def restore(self, key: bytes, value: bytes | None) -> None:
+        """Apply one changelog update (the caller filters by committed offset)."""
+        parts = json.loads(key)
+        store = self.stores.get(parts[0])
+        if store is None:  # a store the detector no longer declares
+            return
+        store._restore(parts, None if value is None else json.loads(value))
+
+    def snapshot(self) -> dict[str, dict[Any, Any]]:
+        """Every store's live content, for tests and the harness."""
+        return {name: dict(store.items()) for name, store in self.stores.items()}
