@@ -120,11 +120,19 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
         queries = start_queries(spark, settings, _config(prefix, Path(tmp) / "cp"), "bench")
         time.sleep(5)  # let both queries start and their first (empty) batches pass
         started_ms = int(time.time() * 1000)
-        feeder = threading.Thread(
-            target=produce_to_kafka,
-            args=(_stream(int(rate * duration), started_ms + 60_000),
-                  SendOptions(topic_prefix=f"{prefix}.raw", rate=rate, progress=False), settings),
-        )  # fmt: skip
+        failures: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                produce_to_kafka(
+                    _stream(int(rate * duration), started_ms + 60_000),
+                    SendOptions(topic_prefix=f"{prefix}.raw", rate=rate, progress=False),
+                    settings,
+                )
+            except BaseException as exc:  # surfaced after the join, not lost in the thread
+                failures.append(exc)
+
+        feeder = threading.Thread(target=feed)
         feeder.start()
         consumer = Consumer(
             {"bootstrap.servers": settings.bootstrap_servers, "group.id": f"bench-{prefix}",
@@ -145,6 +153,8 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
                         latencies.append(message.timestamp()[1] - source_ms)
         feeder.join()
         consumer.close()
+        if failures:
+            raise failures[0]
         for query in queries:
             query.stop()
     return Result(
