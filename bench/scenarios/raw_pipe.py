@@ -14,6 +14,7 @@ import uuid
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
+from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
 
@@ -29,17 +30,8 @@ def fill(settings: Settings, topic: str, count: int, size: int) -> None:
     producer = Producer(producer_config(settings))
     payload = os.urandom(size)
     for i in range(count):
-        _produce(producer, topic, payload, f"customer-{i % 10000}".encode())
+        produce_waiting(producer, topic, payload, f"customer-{i % 10000}".encode())
     producer.flush(60)
-
-
-def _produce(producer, topic: str, value: bytes, key: bytes | None) -> None:  # type: ignore[no-untyped-def]
-    while True:
-        try:
-            producer.produce(topic, value, key)
-            return
-        except BufferError:
-            producer.poll(0.05)
 
 
 def copy_batches(  # type: ignore[no-untyped-def]
@@ -68,7 +60,7 @@ def copy_batches(  # type: ignore[no-untyped-def]
             started = started or time.perf_counter()
             batch = [m for m in messages if m.error() is None]
             for message in batch:
-                _produce(producer, sink, message.value(), message.key())
+                produce_waiting(producer, sink, message.value(), message.key())
             producer.flush(30)
             consumer.commit(asynchronous=False)
             copied += len(batch)
@@ -114,7 +106,7 @@ def run_latency(
             pause = start + i / rate - time.perf_counter()
             if pause > 0:
                 time.sleep(pause)
-            _produce(producer, source, payload, f"customer-{i % 10000}".encode())
+            produce_waiting(producer, source, payload, f"customer-{i % 10000}".encode())
             producer.poll(0)
         producer.flush(30)
 

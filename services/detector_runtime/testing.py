@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from services.detector_runtime.sample_feed import FeedRecord, encoders
+from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import PROJECT_ROOT, Settings
 
@@ -44,13 +45,8 @@ def produce_feed(
     return counts
 
 
-def produce_raw(producer: Any, topic: str, value: bytes | None, key: bytes | None) -> None:
-    while True:
-        try:
-            producer.produce(topic, value, key)
-            return
-        except BufferError:
-            producer.poll(0.05)
+#: Tests import it from here; the one implementation lives in shared.kafka.
+produce_raw = produce_waiting
 
 
 def read_topic(

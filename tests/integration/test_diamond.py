@@ -12,10 +12,10 @@ import time
 from collections import defaultdict
 
 import pytest
+from kafka_reading import run_ingest
 
 from services.detector_runtime.testing import DetectorProcess, read_topic
 from services.ingest.config import IngestConfig
-from services.ingest.job import start_queries
 from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 from shared.avro import AvroDeserializer
 
@@ -56,13 +56,7 @@ def test_planted_fraud_in_raw_json_comes_out_as_exactly_the_expected_alerts(
         max_record_bytes=16 * 1024,
         allowed_lateness_ms=600_000,
     )
-    queries = start_queries(spark, mesh_settings, config, "ingest@diamond")
-    try:
-        for query in queries:
-            query.processAllAvailable()
-    finally:
-        for query in queries:
-            query.stop()
+    run_ingest(spark, mesh_settings, config)
 
     processes = [
         DetectorProcess(

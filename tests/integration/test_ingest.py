@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from kafka_reading import run_ingest
 
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
@@ -64,16 +65,6 @@ def topics(unique_name, create_topics) -> Topics:
     create_topics([t.invalid], partitions=4, config=big)
     create_topics([t.windows], partitions=4, config={"cleanup.policy": "compact"})
     return t
-
-
-def run_ingest(spark, settings, config: IngestConfig) -> None:
-    queries = start_queries(spark, settings, config, "ingest@test")
-    try:
-        for query in queries:
-            query.processAllAvailable()
-    finally:
-        for query in queries:
-            query.stop()
 
 
 def drain(bootstrap: str, topic: str, timeout: float = 60.0):

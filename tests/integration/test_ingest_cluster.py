@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from kafka_reading import records_in
 
 from services.ingest.cluster import StandaloneCluster
 from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
@@ -24,16 +24,6 @@ from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.integration
-
-
-def _total(bootstrap: str, topics: list[str]) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek"})
-    total = 0
-    for topic in topics:
-        for partition in consumer.list_topics(topic, timeout=10).topics[topic].partitions:
-            total += consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1]
-    consumer.close()
-    return total
 
 
 def test_spark_submit_to_a_standalone_cluster_routes_every_record(
@@ -76,7 +66,7 @@ def test_spark_submit_to_a_standalone_cluster_routes_every_record(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 240
-        while _total(mesh_settings.bootstrap_servers, outputs) < report.delivered:
+        while records_in(mesh_settings.bootstrap_servers, outputs) < report.delivered:
             assert submit.poll() is None, (tmp_path / "submit.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the submitted job did not route the records"
             time.sleep(1)
@@ -90,4 +80,4 @@ def test_spark_submit_to_a_standalone_cluster_routes_every_record(
             submit.kill()
         log.close()
         cluster.stop()
-    assert _total(mesh_settings.bootstrap_servers, outputs) >= report.delivered
+    assert records_in(mesh_settings.bootstrap_servers, outputs) >= report.delivered

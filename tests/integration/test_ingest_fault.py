@@ -15,7 +15,8 @@ import time
 from collections import Counter
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer
+from kafka_reading import records_in
 
 from services.ingest.service import ingest_process, start_ingest
 from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
@@ -24,17 +25,6 @@ from shared.avro import AvroDeserializer
 pytestmark = pytest.mark.integration
 
 BATCH = 1500
-
-
-def routed_count(bootstrap: str, topics: list[str]) -> int:
-    """Records in ``topics`` right now (sum of high watermarks)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek"})
-    total = 0
-    for topic in topics:
-        for partition in consumer.list_topics(topic, timeout=10).topics[topic].partitions:
-            total += consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1]
-    consumer.close()
-    return total
 
 
 def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 120.0):
@@ -91,10 +81,10 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
     first, started = start_ingest(mesh_settings, env)
     assert started
     try:
-        wait_for(lambda: routed_count(mesh_settings.bootstrap_servers, outputs) >= 2 * BATCH,
+        wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 2 * BATCH,
                  180, "the first batches")  # fmt: skip
         process.signal(signal.SIGKILL)
-        routed_at_kill = routed_count(mesh_settings.bootstrap_servers, outputs)
+        routed_at_kill = records_in(mesh_settings.bootstrap_servers, outputs)
         assert process.wait_gone(first.pid, 30), "the job survived SIGKILL"
         with pytest.raises(ProcessLookupError):
             os.kill(first.pid, 0)
@@ -102,11 +92,11 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
 
         second, started = start_ingest(mesh_settings, env)
         assert started and second.pid != first.pid
-        wait_for(lambda: routed_count(mesh_settings.bootstrap_servers, outputs) >= total,
+        wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= total,
                  300, "the restarted job to drain the input")  # fmt: skip
-        wait_for(_stable(lambda: routed_count(mesh_settings.bootstrap_servers, outputs)),
+        wait_for(_stable(lambda: records_in(mesh_settings.bootstrap_servers, outputs)),
                  120, "routing to finish")  # fmt: skip
-        routed = routed_count(mesh_settings.bootstrap_servers, outputs)
+        routed = records_in(mesh_settings.bootstrap_servers, outputs)
         messages = read_all(mesh_settings.bootstrap_servers, outputs, routed)
         assert len(messages) == routed
         window_messages = None
