@@ -70,14 +70,13 @@ def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str, tr
     )
 
 
-def start_queries(
+def start_routing(
     spark: SparkSession, settings: Settings, config: IngestConfig, instance_id: str
-) -> list[StreamingQuery]:
+) -> StreamingQuery:
+    """raw -> classify -> records.<type> | records.invalid (stateless)."""
     bootstrap = resolve_bootstrap(settings)
     catalogue = Catalogue.load(settings.schemas_dir)
     types = checked_types(catalogue)
-    checkpoints = config.checkpoints(settings)
-
     routed = route(
         classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
         types,
@@ -86,10 +85,15 @@ def start_queries(
         config.invalid_topic,
         instance_id,
     )
-    routing = _kafka_sink(
-        routed, bootstrap, str(checkpoints / "routing"), "ingest-routing", config.trigger
-    ).start()
+    checkpoint = str(config.checkpoints(settings) / "routing")
+    return _kafka_sink(routed, bootstrap, checkpoint, "ingest-routing", config.trigger).start()
 
+
+def start_counting(spark: SparkSession, settings: Settings, config: IngestConfig) -> StreamingQuery:
+    """raw -> classify -> 1 s windows -> metrics.windows (stateful, update mode)."""
+    bootstrap = resolve_bootstrap(settings)
+    catalogue = Catalogue.load(settings.schemas_dir)
+    types = checked_types(catalogue)
     placed = classify_window(
         classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
         config.allowed_lateness_ms,
@@ -97,14 +101,19 @@ def start_queries(
     windows = window_records(
         count_windows(placed, config.watermark_delay), catalogue, config.windows_topic
     )
-    counting = (
-        _kafka_sink(
-            windows, bootstrap, str(checkpoints / "counts"), "ingest-counts", config.trigger
-        )
-        .outputMode("update")
-        .start()
-    )
-    return [routing, counting]
+    checkpoint = str(config.checkpoints(settings) / "counts")
+    sink = _kafka_sink(windows, bootstrap, checkpoint, "ingest-counts", config.trigger)
+    return sink.outputMode("update").start()
+
+
+def start_queries(
+    spark: SparkSession, settings: Settings, config: IngestConfig, instance_id: str
+) -> list[StreamingQuery]:
+    """Both queries of the job, routing first."""
+    return [
+        start_routing(spark, settings, config, instance_id),
+        start_counting(spark, settings, config),
+    ]
 
 
 def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float = 10.0) -> None:
