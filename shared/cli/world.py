@@ -34,12 +34,23 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     info, started = start_ingest(settings)
     state = "started" if started else "already running:"
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
+    from services.detector_runtime.service import detector_manifests, start_detector
+
+    for manifest in detector_manifests():
+        instances = start_detector(settings, manifest)
+        pids = ", ".join(str(info.pid) for info, _ in instances)
+        fresh = sum(started for _, started in instances)
+        print(f"detector {manifest.name} v{manifest.version}: {fresh} started, pids {pids}")
     return code
 
 
 def down(args: argparse.Namespace, settings: Settings) -> int:
+    from services.detector_runtime.service import detector_manifests, stop_detector
     from services.ingest.service import ingest_process
 
+    for manifest in detector_manifests():
+        for info in stop_detector(settings, manifest):
+            print(f"stopped detector {manifest.name} pid {info.pid}")
     stopped = ingest_process(settings).stop()
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
     stop_broker(settings)
@@ -54,6 +65,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
     _service_line(settings)
+    _detector_lines(settings)
     bootstrap = resolve_bootstrap(settings)
     declared = [s.name for s in load_topics(settings.topics_file)]
     for view in topic_views(bootstrap, declared):
@@ -82,6 +94,21 @@ def _service_line(settings: Settings) -> None:
             rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
             break
     print(f"ingest   UP     pid {info.pid}  up {info.uptime_s:.0f} s{rate}")
+
+
+def _detector_lines(settings: Settings) -> None:
+    """Each detector: how many of its replicas run, with their pids."""
+    from services.detector_runtime.service import detector_manifests, instance
+
+    for manifest in detector_manifests():
+        running = [
+            info
+            for i in range(manifest.replicas)
+            if (info := instance(settings, manifest.name, i).running()) is not None
+        ]
+        state = "UP  " if len(running) == manifest.replicas else "DOWN" if not running else "PART"
+        pids = " ".join(str(info.pid) for info in running)
+        print(f"detector {manifest.name:<14} {state}  {len(running)}/{manifest.replicas}  {pids}")
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:

@@ -89,10 +89,12 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert status.returncode == 0
             assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
             assert "ingest   UP" in status.stdout
+            assert "detector velocity       UP    2/2" in status.stdout
         finally:
             down = mesh("down", env=env)
         assert down.returncode == 0 and "stopped Kafka broker" in down.stdout
         assert "stopped ingest pid" in down.stdout
+        assert down.stdout.count("stopped detector") == 4
     after = mesh("status", env=env)
     assert after.returncode == 1 and "DOWN" in after.stdout
 
