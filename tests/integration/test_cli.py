@@ -90,11 +90,27 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
             assert "ingest   UP" in status.stdout
             assert "detector velocity       UP    2/2" in status.stdout
+            large_amount_line = next(
+                line for line in status.stdout.splitlines() if "detector large_amount" in line
+            )
+
+            stopped = mesh("stop", "velocity", env=env)
+            assert (
+                stopped.returncode == 0 and stopped.stdout.count("stopped detector-velocity") == 2
+            )
+            after_stop = mesh("status", env=env).stdout
+            assert "detector velocity       DOWN  0/2" in after_stop
+            assert large_amount_line in after_stop, "stopping one detector touched another"
+            logs = mesh("logs", "large_amount", "-n", "5", env=env)
+            assert logs.returncode == 0 and logs.stdout.strip()
+            unknown = mesh("stop", "no_such_detector", env=env)
+            assert unknown.returncode == 2
+            assert "known: ingest, large_amount, new_country, velocity" in unknown.stderr
         finally:
             down = mesh("down", env=env)
         assert down.returncode == 0 and "stopped Kafka broker" in down.stdout
         assert "stopped ingest pid" in down.stdout
-        assert down.stdout.count("stopped detector") == 4
+        assert down.stdout.count("stopped detector") == 2  # velocity was stopped already
     after = mesh("status", env=env)
     assert after.returncode == 1 and "DOWN" in after.stdout
 
@@ -134,7 +150,7 @@ def test_an_unreachable_external_cluster_is_one_line(tmp_path):
 def test_help_lists_the_verbs():
     result = mesh("--help", env={})
     assert result.returncode == 0
-    for verb in ("up", "down", "status", "describe", "broker", "topics", "produce"):
+    for verb in ("up", "down", "status", "stop", "logs", "describe", "broker", "topics", "produce"):
         assert verb in result.stdout
 
 
