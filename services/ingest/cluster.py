@@ -54,6 +54,20 @@ class StandaloneCluster:
         log.close()
 
     def start(self, timeout: float = 60.0) -> StandaloneCluster:
+        """Start master then worker; if either fails, stop what did start before raising."""
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def __enter__(self) -> StandaloneCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _start(self, timeout: float) -> StandaloneCluster:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.port = ephemeral_port("127.0.0.1")
         ui = str(ephemeral_port("127.0.0.1"))

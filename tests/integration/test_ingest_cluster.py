@@ -43,7 +43,13 @@ def test_spark_submit_to_a_standalone_cluster_routes_every_record(
     report = produce_to_kafka(stream, SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
                               mesh_settings)  # fmt: skip
 
-    cluster = StandaloneCluster(tmp_path / "spark").start()
+    with StandaloneCluster(tmp_path / "spark") as cluster:
+        _submit_and_wait(cluster, mesh_settings, prefix, outputs, report.delivered, tmp_path)
+    assert records_in(mesh_settings.bootstrap_servers, outputs) >= report.delivered
+
+
+def _submit_and_wait(cluster, mesh_settings, prefix, outputs, expected, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """spark-submit the job to ``cluster`` and wait until ``expected`` records are routed."""
     env = {
         **os.environ,
         "PYTHONPATH": str(PROJECT_ROOT),
@@ -66,7 +72,7 @@ def test_spark_submit_to_a_standalone_cluster_routes_every_record(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 240
-        while records_in(mesh_settings.bootstrap_servers, outputs) < report.delivered:
+        while records_in(mesh_settings.bootstrap_servers, outputs) < expected:
             assert submit.poll() is None, (tmp_path / "submit.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the submitted job did not route the records"
             time.sleep(1)
@@ -79,5 +85,3 @@ def test_spark_submit_to_a_standalone_cluster_routes_every_record(
         if not wait_gone(submit.pid, 60):
             submit.kill()
         log.close()
-        cluster.stop()
-    assert records_in(mesh_settings.bootstrap_servers, outputs) >= report.delivered
