@@ -9,17 +9,17 @@ signals a pid only if that process still carries our tag, so a recycled pid is n
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import MeshError
+from shared.file_lock import folder_lock
 from shared.pids import wait_gone
 
 TAG_VARIABLE = "MESH_PROCESS_TAG"
@@ -119,15 +119,5 @@ class LocalProcess:
         except FileNotFoundError:
             return []
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            handle = (self.dir / ".lock").open("w")
-        except OSError as exc:
-            raise ProcessError(
-                f"cannot write {self.dir}: {exc.strerror}; set MESH_HOME to a folder you can write"
-            ) from None
-        with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return folder_lock(self.dir, ProcessError)

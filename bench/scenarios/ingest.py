@@ -175,10 +175,10 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
                         latencies.append(message.timestamp()[1] - source_ms)
         feeder.join()
         consumer.close()
-        if failures:
-            raise failures[0]
         for query in queries:
             query.stop()
+        if failures:
+            raise failures[0]
     return Result(
         "ingest_latency",
         routed,

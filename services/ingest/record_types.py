@@ -49,11 +49,6 @@ class RecordType:
     schema: SchemaVersion
     fields: tuple[FieldSpec, ...]
 
-    @property
-    def schema_json(self) -> str:
-        """The .avsc text, as handed to Spark's ``to_avro``."""
-        return self.schema.text
-
     def field(self, name: str) -> FieldSpec:
         return next(f for f in self.fields if f.name == name)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -49,7 +48,3 @@ def spark_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
-
-
-def project_root() -> Path:
-    return Path(__file__).resolve().parents[2]

@@ -10,7 +10,6 @@ must point at a JVM running our own config file).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -18,14 +17,14 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import MeshError
+from shared.file_lock import folder_lock
 from shared.jar_cache import classpath
 from shared.kafka.config import bootstrap_file
-from shared.kafka.ports import first_free, is_free
+from shared.kafka.ports import first_free
 from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT, Settings
 
@@ -235,19 +234,8 @@ class LocalBroker:
             return "(no log)"
         return " | ".join(text[-lines:])
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            handle = (self.dir / ".lock").open("w")
-        except OSError as exc:
-            raise BrokerError(
-                f"cannot write MESH_HOME ({self.settings.home}): {exc.strerror}; "
-                "set MESH_HOME to a folder you can write"
-            ) from None
-        with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return folder_lock(self.dir, BrokerError)
 
 
 def _kraft_cluster_id() -> str:
@@ -258,7 +246,3 @@ def _kraft_cluster_id() -> str:
     import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-
-
-def port_is_taken(host: str, port: int) -> bool:
-    return not is_free(host, port)
