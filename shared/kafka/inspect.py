@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from shared.errors import MeshError
 
@@ -16,6 +18,19 @@ class TopicView:
     records: int
 
 
+@dataclass(frozen=True)
+class GroupLag:
+    """How far a consumer group's committed offsets trail the ends of its topics.
+
+    ``partitions`` and ``committed`` are keyed by ``(topic, partition)``; ``committed`` is None
+    where the group never committed, and such a partition lags by everything it holds.
+    """
+
+    total: int
+    partitions: dict[tuple[str, int], int]
+    committed: dict[tuple[str, int], int | None]
+
+
 class ClusterUnreachableError(MeshError):
     """The cluster did not answer in time."""
 
@@ -24,19 +39,13 @@ def topic_views(
     bootstrap: str, names: list[str] | None = None, timeout: float = 10.0
 ) -> list[TopicView]:
     """Every (or the named) non-internal topic with its record count (high minus low watermark)."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2}
     )
     try:
-        try:
-            metadata = consumer.list_topics(timeout=timeout)
-        except KafkaException:
-            raise ClusterUnreachableError(
-                f"Kafka at {bootstrap} did not answer within {timeout:.0f} s: is it running "
-                "(`mesh broker status`)?"
-            ) from None
+        metadata = cluster_metadata(consumer, bootstrap, timeout)
         views = []
         for name in sorted(names if names is not None else metadata.topics):
             topic = metadata.topics.get(name)
@@ -44,7 +53,7 @@ def topic_views(
                 continue
             total = 0
             for partition in topic.partitions:
-                low, high = _watermarks(consumer, TopicPartition(name, partition), timeout)
+                low, high = watermarks(consumer, TopicPartition(name, partition), timeout)
                 total += high - low
             views.append(TopicView(name, len(topic.partitions), total))
         return views
@@ -61,11 +70,85 @@ def consumer_groups(bootstrap: str, timeout: float = 10.0) -> list[str]:
     return sorted(g.group_id for g in result.valid)
 
 
+def group_lag(
+    bootstrap: str, group: str, topics: Collection[str], timeout: float = 10.0
+) -> GroupLag:
+    """Records of ``topics`` that ``group`` has not committed yet, per partition and in total.
+
+    A partition's lag is its high watermark minus the group's committed offset. Where the group
+    has no committed offset the lag is high minus low watermark: a consumer starting there reads
+    everything the partition still holds. Topics that do not exist are skipped.
+    """
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2}
+    )
+    try:
+        metadata = cluster_metadata(consumer, bootstrap, timeout)
+        partitions = [
+            TopicPartition(name, partition)
+            for name in sorted(set(topics))
+            if name in metadata.topics
+            for partition in sorted(metadata.topics[name].partitions)
+        ]
+        committed = _committed_offsets(bootstrap, group, partitions, timeout)
+        lags: dict[tuple[str, int], int] = {}
+        for partition in partitions:
+            key = (partition.topic, partition.partition)
+            low, high = watermarks(consumer, partition, timeout)
+            start = committed[key]
+            lags[key] = high - (low if start is None else start)
+        return GroupLag(sum(lags.values()), lags, committed)
+    finally:
+        consumer.close()
+
+
+def _committed_offsets(
+    bootstrap: str, group: str, partitions: list[Any], timeout: float
+) -> dict[tuple[str, int], int | None]:
+    """The group's committed offset of each partition, None where it never committed."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    committed: dict[tuple[str, int], int | None] = {
+        (p.topic, p.partition): None for p in partitions
+    }
+    if not partitions:
+        return committed
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+    request = [ConsumerGroupTopicPartitions(group, partitions)]
+    try:
+        answer = admin.list_consumer_group_offsets(request, request_timeout=timeout)[group].result()
+    except KafkaException as exc:
+        raise ClusterUnreachableError(
+            f"cannot read the committed offsets of group {group!r}: {exc.args[0].str()}"
+        ) from None
+    for partition in answer.topic_partitions:
+        # A partition the group never committed comes back with a negative (invalid) offset.
+        if partition.error is None and partition.offset >= 0:
+            committed[(partition.topic, partition.partition)] = partition.offset
+    return committed
+
+
+def cluster_metadata(consumer: Any, bootstrap: str, timeout: float) -> Any:
+    """The cluster's topic metadata, or a :class:`ClusterUnreachableError` that says what to do."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return consumer.list_topics(timeout=timeout)
+    except KafkaException:
+        raise ClusterUnreachableError(
+            f"Kafka at {bootstrap} did not answer within {timeout:.0f} s: is it running "
+            "(`mesh broker status`)?"
+        ) from None
+
+
 #: Errors a fresh or moving partition gives for a moment; asking again shortly succeeds.
 _TRANSIENT = {"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART"}
 
 
-def _watermarks(consumer: object, partition: object, timeout: float) -> tuple[int, int]:
+def watermarks(consumer: Any, partition: Any, timeout: float) -> tuple[int, int]:
     """Low and high offsets of a partition, riding out a leader election for up to ``timeout``."""
     import time
 
@@ -74,13 +157,13 @@ def _watermarks(consumer: object, partition: object, timeout: float) -> tuple[in
     deadline = time.monotonic() + timeout
     while True:
         try:
-            low, high = consumer.get_watermark_offsets(partition, timeout=timeout)  # type: ignore[attr-defined]
+            low, high = consumer.get_watermark_offsets(partition, timeout=timeout)
             return int(low), int(high)
         except KafkaException as exc:
             error = exc.args[0]
             if error.name() not in _TRANSIENT or time.monotonic() > deadline:
                 raise ClusterUnreachableError(
-                    f"cannot read offsets of {partition.topic}[{partition.partition}]: "  # type: ignore[attr-defined]
+                    f"cannot read offsets of {partition.topic}[{partition.partition}]: "
                     f"{error.str()}"
                 ) from None
             time.sleep(0.2)
