@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from services.detector_runtime.dead_letters import DECODE, DETECT
+
 
 @dataclass
 class Counters:
@@ -23,6 +25,12 @@ class Counters:
 
     def dead_letter(self, stage: str) -> None:
         self.dead_letters[stage] = self.dead_letters.get(stage, 0) + 1
+
+    @property
+    def failed_records(self) -> int:
+        """Records that could not be processed: dead-lettered at decode or detect (an alert that
+        failed to encode is the record's output failing, not the record)."""
+        return self.dead_letters.get(DECODE, 0) + self.dead_letters.get(DETECT, 0)
 
     def summary(self) -> str:
         dlq = ", ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "0"

@@ -5,21 +5,31 @@ creates its changelog), then runs the loop until SIGTERM/SIGINT: the current bat
 and committed, and the consumer leaves the group, so a rolling restart costs one rebalance and
 no reprocessing. Exit codes: 0 stopped on request, 2 configuration refused, 3 error-rate
 policy stopped the detector, 1 anything else (the batch in flight was not committed).
+
+With ``--status-file`` (or ``MESH_INSTANCE_STATUS``) the instance keeps a JSON status there (see
+:mod:`status`); how it ended is in it too, ``failed`` with the reason for codes 1-3.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from services.detector_runtime.config import RuntimeConfig, default_topics, new_instance_id
 from services.detector_runtime.error_policy import ErrorRateExceeded
+from services.detector_runtime.status import StatusFile, describe
 from shared.errors import MeshError
 from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from services.detector_runtime.runner import Runner
 
 log = logging.getLogger("services.detector_runtime")
 
@@ -63,6 +73,13 @@ def parser() -> argparse.ArgumentParser:
         "--topic-wait", type=float, default=30.0, help="seconds to wait for missing inputs (30)"
     )
     p.add_argument("--log-interval", type=float, default=10.0, help="seconds between log lines")
+    p.add_argument(
+        "--status-file",
+        type=Path,
+        default=os.environ.get("MESH_INSTANCE_STATUS") or None,
+        metavar="PATH",
+        help="keep the instance's JSON status here (default $MESH_INSTANCE_STATUS; none: no file)",
+    )
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -116,7 +133,7 @@ def _replace(topics, **changes):  # type: ignore[no-untyped-def]
     return replace(topics, **changes)
 
 
-def start(settings: Settings, config: RuntimeConfig):  # type: ignore[no-untyped-def]
+def start(settings: Settings, config: RuntimeConfig, status: StatusFile | None = None) -> Runner:
     """Check the topology and build a Runner (not yet running)."""
     from confluent_kafka.admin import AdminClient
 
@@ -128,7 +145,22 @@ def start(settings: Settings, config: RuntimeConfig):  # type: ignore[no-untyped
     partitions = check_topology(admin, config.detector, config.topics, config.topic_wait_s)
     if config.detector.stateful:
         ensure_changelog(admin, config.topics.changelog, partitions)
-    return Runner(settings, config)
+    return Runner(settings, config, status)
+
+
+def status_file(args: argparse.Namespace) -> StatusFile | None:
+    """The status file, named before the detector is loaded so that a refused configuration is
+    reported in it too (under the names guessed from the arguments)."""
+    if args.status_file is None:
+        return None
+    target = Path(str(args.detector).rstrip("/"))
+    name = (target.parent.name if target.suffix == ".py" else target.name).rsplit(".", 1)[-1]
+    return StatusFile(
+        args.status_file,
+        instance_id=args.instance_id or "",
+        detector=name,
+        group=args.group or f"{args.topic_prefix}detector.{name}",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -138,12 +170,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    status = status_file(args)
+    if status is not None:
+        status.write()  # `starting` at once: replaces a previous instance's file
     try:
         config = build_config(args)
-        runner = start(Settings.from_env(), config)
+        if status is not None:
+            status.identify(
+                instance_id=config.instance_id,
+                detector=config.detector.name,
+                version=config.detector.version,
+                group=config.group_id,
+            )
+            status.write()
+        runner = start(Settings.from_env(), config, status)
     except MeshError as exc:
+        if status is not None:
+            status.fail(describe(exc))
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BaseException as exc:
+        if status is not None:
+            status.fail(describe(exc))
+        raise
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("signal %d: finishing the batch, committing, leaving the group", signum)
@@ -152,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        runner.run()
+        runner.run()  # writes `stopped`, or `failed` with the error, to the status file
     except ErrorRateExceeded as exc:
         log.error("%s", exc)
         return 3

@@ -8,19 +8,29 @@ of the crashed batch are ignored on restore (see :mod:`changelog`).
 
 Everything happens on one thread, between two ``consume()`` calls; rebalance callbacks are
 served inside ``consume()``, when the previous batch is already committed, so a revoked
-partition never has uncommitted work. A batch that takes longer than ``max_batch_s`` hands its
+partition never has uncommitted work. (If a rebalance made that commit fail, the offsets are
+kept and committed in the revoke callback or after the next ``consume()``: :mod:`commits`.)
+
+A batch that takes longer than ``max_batch_s`` hands its
 unprocessed records back (seek) and commits what it did, so the consumer always polls again well
 within ``max.poll.interval.ms`` (seed 002: slow batches, evictions, rebalance loops).
+
+Between batches the loop also refreshes the instance's status file (:mod:`status`), at most once
+a second and from counters it keeps anyway; the rebalance callbacks keep its membership numbers
+and, when the manifest starts at a time, assign never-committed partitions there
+(:mod:`start_position`).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from services.detector_runtime.changelog import RestoreStats, restore_task, write_changes
+from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
 from services.detector_runtime.dead_letters import (
@@ -31,6 +41,12 @@ from services.detector_runtime.dead_letters import (
 )
 from services.detector_runtime.delivery import DeliveryTracker
 from services.detector_runtime.error_policy import ErrorPolicy
+from services.detector_runtime.start_position import (
+    assign_from_time,
+    auto_offset_reset,
+    is_cooperative,
+)
+from services.detector_runtime.status import RUNNING, Membership, Progress, StatusFile
 from shared.avro import AvroDeserializer, AvroSerializer, DecodeError, EncodeError
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.kafka.config import consumer_config, producer_config
@@ -45,12 +61,16 @@ TRACE_HEADERS = ("traceparent", "tracestate")
 class Runner:
     """One detector instance: its consumer, producer, tasks (state) and counters."""
 
-    def __init__(self, settings: Settings, config: RuntimeConfig) -> None:
+    def __init__(
+        self, settings: Settings, config: RuntimeConfig, status: StatusFile | None = None
+    ) -> None:
         from confluent_kafka import Consumer, Producer
 
         self.settings = settings
         self.config = config
         self.counters = Counters()
+        self.membership = Membership()
+        self._status = status
         self.restores: list[RestoreStats] = []
         self._stop = False
         detector = config.detector
@@ -68,25 +88,34 @@ class Runner:
             config.error_rate_threshold, config.error_window, config.error_action
         )
         self._tracker = DeliveryTracker()
-        self._consumer = Consumer(
-            consumer_config(
-                settings,
-                config.group_id,
-                **{
-                    "client.id": config.instance_id,
-                    "auto.offset.reset": config.manifest.start,
-                    "max.poll.interval.ms": config.max_poll_interval_ms,
-                    # Co-partitioned inputs must be assigned together (partition p of each to
-                    # one instance); the range assignor guarantees that, sticky does not.
-                    "partition.assignment.strategy": (
-                        "range"
-                        if detector.stateful and len(detector.inputs) > 1
-                        else "cooperative-sticky"
-                    ),
-                    **config.extra_consumer_config,
-                },
-            )
+        self._start_ms = config.manifest.start_ms
+        client_settings = consumer_config(
+            settings,
+            config.group_id,
+            **{
+                "client.id": config.instance_id,
+                "auto.offset.reset": auto_offset_reset(config.manifest),
+                "max.poll.interval.ms": config.max_poll_interval_ms,
+                # Co-partitioned inputs must be assigned together (partition p of each to
+                # one instance); the range assignor guarantees that, sticky does not.
+                "partition.assignment.strategy": (
+                    "range"
+                    if detector.stateful and len(detector.inputs) > 1
+                    else "cooperative-sticky"
+                ),
+                **config.extra_consumer_config,
+            },
         )
+        if status is not None:
+            # Only for the status file's `rebalances`: one small JSON document a second.
+            client_settings = {
+                "statistics.interval.ms": 1000,
+                **client_settings,
+                "stats_cb": self.membership.on_stats,
+            }
+        self._cooperative = is_cooperative(client_settings)
+        self._consumer = Consumer(client_settings)
+        self._committer = OffsetCommitter(self._consumer)
         self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
         self._last_log = time.monotonic()
 
@@ -104,37 +133,76 @@ class Runner:
         leaves the group cleanly on the way out."""
         topics = list(self._topic_types)
         self._consumer.subscribe(
-            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke
+            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
         log.info(
-            "instance %s of %s %s: group %s, inputs %s",
+            "instance %s of %s %s: group %s, inputs %s, start %s where nothing is committed",
             self.config.instance_id,
             self._detector.name,
             self._detector.version,
             self.config.group_id,
             ", ".join(topics),
+            self.config.manifest.start_position,
         )
+        status = self._status
+        if status is not None:
+            status.write(self.progress(), RUNNING)
         batches = 0
+        completed = False
         try:
             while not self._stop and (max_batches is None or batches < max_batches):
                 messages = self._consumer.consume(
                     self.config.batch_size, timeout=self.config.batch_wait_s
                 )
+                self._committer.retry_owned()
                 if messages:
                     self.process_batch(messages)
                     batches += 1
                     if stop_when is not None and stop_when(self.counters):
                         break
                 self._maybe_log()
+                if status is not None and status.due():
+                    status.write(self.progress())
+            completed = True
         finally:
+            # Not `except BaseException`: a failing assign inside a rebalance callback reaches
+            # here as a KafkaError, which confluent-kafka raises although it is no exception.
+            self._finish(None if completed else sys.exc_info()[1])
+
+    def _finish(self, error: object) -> None:
+        """Leave the group, then record how the instance ended (``failed`` if either failed)."""
+        try:
             self._close()
+        except BaseException as exc:
+            error = error if error is not None else exc
+            raise
+        finally:
+            if self._status is not None:
+                self._status.finish(self.progress(), error)
 
     def _close(self) -> None:
         log.info("leaving the group: %s", self.counters.summary())
         try:
             self._producer.flush(self.config.flush_timeout_s)
+            self._committer.settle(timeout=10.0)
         finally:
             self._consumer.close()
+
+    def progress(self) -> Progress:
+        """The status file's numbers, from counters kept anyway (nothing per record)."""
+        counters, membership = self.counters, self.membership
+        return Progress(
+            records=counters.records,
+            alerts=counters.alerts,
+            dead_letters=sum(counters.dead_letters.values()),
+            failed_records=counters.failed_records,
+            error_rate=self._policy.rate,
+            assigned=membership.names(),
+            assignments=membership.assignments,
+            revocations=membership.revocations,
+            rebalances=membership.rebalances,
+            uncommitted_batches=self._committer.abandoned,
+        )
 
     # the batch ------------------------------------------------------------------------------
     def process_batch(self, messages: list[Any]) -> None:
@@ -268,12 +336,7 @@ class Runner:
         self._tracker.sent()
 
     def _commit(self, next_offsets: dict[tuple[str, int], int]) -> None:
-        from confluent_kafka import TopicPartition
-
-        self._consumer.commit(
-            offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()],
-            asynchronous=False,
-        )
+        self._committer.commit(next_offsets)
 
     def _seek(self, tp: tuple[str, int], offset: int) -> None:
         from confluent_kafka import TopicPartition
@@ -287,13 +350,28 @@ class Runner:
     # rebalances -----------------------------------------------------------------------------
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("assigned %s", _names(partitions))
-        if not self._detector.stateful:
-            return
-        for number in sorted({p.partition for p in partitions} - set(self._tasks)):
-            self._restore(number)
+        if self._start_ms is not None:
+            assign_from_time(consumer, partitions, self._start_ms, self._cooperative)
+        if self._detector.stateful:
+            for number in sorted({p.partition for p in partitions} - set(self._tasks)):
+                self._restore(number)
+        self.membership.on_assign(partitions)
+        if self._status is not None and partitions:
+            self._status.write(self.progress())
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("revoked %s", _names(partitions))
+        self._committer.on_revoke(partitions)
+        self._forget(consumer, partitions)
+
+    def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        log.warning("lost %s (evicted from the group)", _names(partitions))
+        self._committer.on_lost(partitions)
+        self._forget(consumer, partitions)
+
+    def _forget(self, consumer: Any, partitions: list[Any]) -> None:
+        """Drop the tasks (state) of partitions that are no longer ours."""
+        self.membership.on_revoke(partitions)
         remaining = {p.partition for p in consumer.assignment()} - {p.partition for p in partitions}
         for number in {p.partition for p in partitions} - remaining:
             self._tasks.pop(number, None)

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,18 @@ def read_topic(
         consumer.close()
 
 
+def read_status(path: Path) -> dict[str, Any] | None:
+    """An instance's status file, or None while there is none (it is replaced whole, never
+    half-written)."""
+    import json
+
+    try:
+        document: dict[str, Any] = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    return document
+
+
 class DetectorProcess:
     """One detector instance as a subprocess; output goes to ``log_path``."""
 
@@ -113,6 +125,23 @@ class DetectorProcess:
                 break
             time.sleep(0.1)
         raise AssertionError(f"{text!r} not in the log of the detector:\n{self.log_text()[-3000:]}")
+
+    def wait_for_status(
+        self, path: Path, until: Callable[[dict[str, Any]], bool], timeout_s: float = 30.0
+    ) -> dict[str, Any]:
+        """The instance's status file (``--status-file path``) once ``until`` holds for it."""
+        deadline = time.monotonic() + timeout_s
+        status: dict[str, Any] | None = None
+        while True:
+            exited = self.process.poll() is not None
+            status = read_status(path)
+            if status is not None and until(status):
+                return status
+            if exited or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"status file never matched; last: {status}\n{self.log_text()[-3000:]}"
+                )
+            time.sleep(0.1)
 
     def terminate(self, timeout_s: float = 30.0) -> int:
         """SIGTERM and wait; returns the exit code."""

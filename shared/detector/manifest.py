@@ -4,11 +4,17 @@
 run and where a new consumer group starts reading. Name, version and inputs are repeated there so
 that operators can read them without importing code; the loader checks they agree with the
 declaration. Every problem is one line naming the field.
+
+``start`` is where a partition the group has never committed starts: ``latest`` (the default: a
+new detector judges what happens from now on), ``earliest`` (everything retained), or a time with
+a zone, ``2026-11-22T10:00:00Z``, for a backfill from that moment. It applies once: a restarted
+instance continues from the group's committed offsets whatever the manifest says.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +23,11 @@ from shared.detector.errors import DeclarationError, ManifestError
 
 MANIFEST_FILE = "manifest.yaml"
 START_POSITIONS = ("earliest", "latest")
-_REQUIRED = ("name", "version", "inputs", "owner", "replicas", "start")
-_OPTIONAL = ("module", "description")
+#: ``Manifest.start`` of a manifest whose ``start`` is a time (then ``start_ms`` is set).
+TIMESTAMP = "timestamp"
+_REQUIRED = ("name", "version", "inputs", "owner", "replicas")
+_OPTIONAL = ("start", "module", "description")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -28,11 +37,23 @@ class Manifest:
     inputs: tuple[str, ...]
     owner: str
     replicas: int
-    start: str
+    #: "earliest", "latest" or TIMESTAMP; the runtime maps the first two to auto.offset.reset.
+    start: str = "latest"
+    #: With start == TIMESTAMP: epoch milliseconds of the first record to read (by its timestamp).
+    start_ms: int | None = None
     #: Python file (without .py) next to the manifest that declares the detector.
     module: str = "detector"
     description: str = ""
     folder: Path | None = None
+
+    @property
+    def start_position(self) -> str:
+        """``start`` for people: earliest, latest, or the time in UTC (2026-11-22T10:00:00Z)."""
+        if self.start_ms is None:
+            return self.start
+        moment = _EPOCH + timedelta(milliseconds=self.start_ms)
+        spec = "milliseconds" if self.start_ms % 1000 else "seconds"
+        return moment.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def load_manifest(folder: Path) -> Manifest:
@@ -90,11 +111,7 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
     replicas = document["replicas"]
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
         raise ManifestError(f"{source}: field `replicas` must be a whole number >= 1")
-    start = document["start"]
-    if start not in START_POSITIONS:
-        raise ManifestError(
-            f"{source}: field `start` must be one of {', '.join(START_POSITIONS)}, got {start!r}"
-        )
+    start, start_ms = parse_start(document.get("start", "latest"), source)
     module = document.get("module", "detector")
     if not isinstance(module, str) or not module.isidentifier():
         raise ManifestError(f"{source}: field `module` must be a Python module name")
@@ -105,6 +122,40 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
         owner=owner,
         replicas=replicas,
         start=start,
+        start_ms=start_ms,
         module=module,
         description=str(document.get("description") or ""),
     )
+
+
+def parse_start(value: Any, source: str = MANIFEST_FILE) -> tuple[str, int | None]:
+    """``(start, start_ms)`` of a manifest's ``start``: a position name, or a time with a zone.
+
+    YAML turns an unquoted ``2026-11-22T10:00:00Z`` into a datetime and leaves a quoted one a
+    string; both are accepted. A time without a zone is refused rather than guessed: the host's
+    zone would make the same manifest start at different records on different machines.
+    """
+    if isinstance(value, str) and value in START_POSITIONS:
+        return value, None
+    moment: Any = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            moment = None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        moment = datetime(value.year, value.month, value.day)
+    if not isinstance(moment, datetime):
+        raise ManifestError(
+            f"{source}: field `start` must be earliest, latest or a time with a zone such as "
+            f"2026-11-22T10:00:00Z, got {value!r}"
+        )
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ManifestError(
+            f"{source}: field `start` {moment.isoformat()} has no time zone; add Z (UTC) or an "
+            "offset such as +01:00"
+        )
+    start_ms = (moment - _EPOCH) // timedelta(milliseconds=1)
+    if start_ms < 0:
+        raise ManifestError(f"{source}: field `start` {moment.isoformat()} is before 1970")
+    return TIMESTAMP, start_ms

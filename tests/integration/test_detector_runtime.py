@@ -12,6 +12,7 @@ from services.detector_runtime.testing import (
     DetectorProcess,
     produce_feed,
     produce_raw,
+    read_status,
     read_topic,
 )
 from services.loadgen import StreamConfig
@@ -192,10 +193,14 @@ def test_a_detector_failing_on_every_record_stops_by_policy_after_committing(
     folder = _poison_detector(tmp_path / "poison", {r.record["customer_id"] for r in feed})
     produce_feed(mesh_settings, {"transactions": names["transactions"]}, feed)
 
+    status_path = tmp_path / "poison.status.json"
     instance = DetectorProcess(
         mesh_settings,
         folder,
-        ["--topic-prefix", prefix, "--error-window", "100", "--batch-size", "50"],
+        [
+            *("--topic-prefix", prefix, "--error-window", "100", "--batch-size", "50"),
+            *("--status-file", str(status_path)),
+        ],
         tmp_path / "poison.log",
     )
     code = instance.process.wait(60)
@@ -208,6 +213,71 @@ def test_a_detector_failing_on_every_record_stops_by_policy_after_committing(
     assert _committed_lag(mesh_settings, f"{prefix}detector.poison", names["transactions"]) == (
         len(feed) - len(dead)
     )
+    # The status file says why, for `mesh status` and the supervisor.
+    status = read_status(status_path)
+    assert status is not None
+    assert status["state"] == "failed" and status["pid"] == instance.process.pid
+    assert "records failed (threshold 50%): stopping" in status["last_error"]
+    assert "\n" not in status["last_error"]
+    assert status["records"] == status["dead_letters"] == status["failed_records"] == len(dead)
+    assert status["error_rate"] == 1.0 and status["alerts"] == 0
+
+
+def test_the_status_file_follows_the_instance_from_running_to_stopped(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    tmp_path: Path,
+) -> None:
+    prefix = unique_name("st") + "."
+    names = _topics(prefix)
+    create_topics([names["transactions"], names["alerts"], names["dlq"]], PARTITIONS)
+    config = StreamConfig(
+        start_time_ms=START_MS,
+        count=2_000,
+        customers=3_000,
+        event_rate=50.0,
+        fraud_share=0.05,
+        types=("transactions",),
+    )
+    feed = list(valid_records(config))
+    expected = sum(1 for r in feed for a in r.meta.alerts if a.detector == "large_amount")
+    produce_feed(mesh_settings, {"transactions": names["transactions"]}, feed)
+    status_path = tmp_path / "instance" / "status.json"
+
+    with DetectorProcess(
+        mesh_settings,
+        "detectors/large_amount",
+        ["--topic-prefix", prefix, "--batch-size", "300", "--status-file", str(status_path)],
+        tmp_path / "large_amount.log",
+    ) as instance:
+        running = instance.wait_for_status(
+            status_path,
+            lambda s: s["state"] == "running" and s["records"] == len(feed) and s["rebalances"],
+        )
+        later = instance.wait_for_status(status_path, lambda s: s["updated"] > running["updated"])
+        assert instance.terminate() == 0
+    stopped = read_status(status_path)
+    assert stopped is not None
+
+    assert running["detector"] == "large_amount" and running["version"] == "1.0.0"
+    assert running["group"] == f"{prefix}detector.large_amount"
+    assert running["instance_id"].startswith("large_amount-")
+    assert running["pid"] == instance.process.pid
+    assert running["assigned"] == [f"{names['transactions']}[{p}]" for p in range(PARTITIONS)]
+    assert running["assignments"] >= 1 and running["revocations"] == 0
+    assert running["rebalances"] >= 1
+    assert running["alerts"] == expected
+    assert running["dead_letters"] == running["failed_records"] == 0
+    assert running["error_rate"] == 0.0 and running["last_error"] is None
+    assert running["started"] <= running["updated"] < later["updated"], "refreshed while idle"
+
+    assert stopped["state"] == "stopped" and stopped["last_error"] is None
+    assert stopped["assigned"] == [] and stopped["revocations"] == PARTITIONS, "left the group"
+    assert stopped["records"] == len(feed) and stopped["records_per_s"] == 0.0
+    assert stopped["updated"] >= later["updated"]
+    assert stopped["started"] == running["started"]
+    assert [p.name for p in status_path.parent.iterdir()] == ["status.json"]
 
 
 def test_unknown_input_topic_is_refused_in_one_line(

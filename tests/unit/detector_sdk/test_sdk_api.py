@@ -147,11 +147,80 @@ def test_bad_manifest_is_one_line_naming_the_field(change: dict[str, Any], messa
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("field", ["name", "version", "inputs", "owner", "replicas", "start"])
+@pytest.mark.parametrize("field", ["name", "version", "inputs", "owner", "replicas"])
 def test_manifest_missing_field_is_named(field: str) -> None:
     document = {k: v for k, v in MANIFEST.items() if k != field}
     with pytest.raises(ManifestError, match=f"missing field `{field}`"):
         parse_manifest(document)
+
+
+def test_manifest_start_defaults_to_latest() -> None:
+    manifest = parse_manifest({k: v for k, v in MANIFEST.items() if k != "start"})
+    assert (manifest.start, manifest.start_ms, manifest.start_position) == (
+        "latest",
+        None,
+        "latest",
+    )
+    assert parse_manifest({**MANIFEST, "start": "earliest"}).start == "earliest"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "start: 2026-11-22T10:00:00Z",  # YAML makes it a datetime in UTC
+        "start: '2026-11-22T10:00:00Z'",  # quoted: a string
+        "start: 2026-11-22T11:00:00+01:00",
+        "start: '2026-11-22T05:00:00-05:00'",
+        "start: 2026-11-22 10:00:00.000Z",
+    ],
+)
+def test_manifest_start_at_a_time_with_a_zone(text: str) -> None:
+    import yaml
+
+    manifest = parse_manifest({**MANIFEST, **yaml.safe_load(text)})
+    assert manifest.start == "timestamp"
+    assert manifest.start_ms == 1_795_341_600_000
+    assert manifest.start_position == "2026-11-22T10:00:00Z"
+    assert hash(manifest) == hash(parse_manifest({**MANIFEST, **yaml.safe_load(text)}))
+
+
+def test_manifest_start_keeps_milliseconds() -> None:
+    manifest = parse_manifest({**MANIFEST, "start": "2026-11-22T10:00:00.123Z"})
+    assert manifest.start_ms == 1_795_341_600_123
+    assert manifest.start_position == "2026-11-22T10:00:00.123Z"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("start: 2026-11-22T10:00:00", "has no time zone; add Z"),
+        ("start: '2026-11-22T10:00:00'", "has no time zone; add Z"),
+        ("start: 2026-11-22", "has no time zone; add Z"),
+        ("start: 1969-12-31T23:59:59Z", "before 1970"),
+        ("start: middle", "field `start` must be earliest, latest or a time with a zone"),
+        ("start: yesterday 10:00", "field `start` must be earliest, latest or a time"),
+        ("start: 1795341600000", "field `start` must be earliest, latest or a time"),
+        ("start: true", "field `start` must be earliest, latest or a time"),
+        ("start:", "field `start` must be earliest, latest or a time"),
+        ("start: [earliest]", "field `start` must be earliest, latest or a time"),
+    ],
+)
+def test_bad_manifest_start_is_one_line_naming_the_field(text: str, message: str) -> None:
+    import yaml
+
+    with pytest.raises(ManifestError, match=message) as info:
+        parse_manifest({**MANIFEST, **yaml.safe_load(text)}, "detectors/demo/manifest.yaml")
+    assert "\n" not in str(info.value)
+    assert str(info.value).startswith("detectors/demo/manifest.yaml: field `start`")
+
+
+def test_reference_detectors_start_at_the_earliest_record() -> None:
+    from shared.detector import load_manifest
+    from shared.settings import PROJECT_ROOT
+
+    manifests = [load_manifest(p.parent) for p in PROJECT_ROOT.glob("detectors/*/manifest.yaml")]
+    assert {m.name for m in manifests} == {"large_amount", "new_country", "velocity"}
+    assert all(m.start == "earliest" for m in manifests)
 
 
 def test_manifest_must_agree_with_the_code(tmp_path: Path) -> None:

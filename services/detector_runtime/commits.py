@@ -1,0 +1,125 @@
+"""Committing a batch's offsets when the group may be rebalancing under it.
+
+A synchronous commit fails with ILLEGAL_GENERATION / REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID
+when another member joined or left while the batch ran (a deploy or rollout of *this* detector
+does that on purpose). The batch's output is already acknowledged, so crashing would only turn
+one rebalance into a restart loop. Instead the offsets are kept as *pending* and committed again:
+
+* right after the next ``consume()``, which serves the rebalance, for partitions still ours;
+* in the revoke callback for partitions being handed over, which librdkafka allows while this
+  member still owns them, so the next owner starts at the next unprocessed record;
+* before a clean stop leaves the group (:meth:`OffsetCommitter.settle`), after letting the
+  rebalance that refused the commit finish.
+
+Only a partition that is *lost* (the member was evicted) with pending offsets leaves a batch to
+be processed again; :attr:`OffsetCommitter.abandoned` counts those records' partitions so the
+duplicates are visible, and bounded by one batch each.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TopicPartitionKey = tuple[str, int]
+
+
+def _rebalance_errors() -> set[int]:
+    from confluent_kafka import KafkaError
+
+    return {
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.FENCED_INSTANCE_ID,
+        KafkaError._STATE,
+    }
+
+
+class OffsetCommitter:
+    def __init__(self, consumer: Any) -> None:
+        self._consumer = consumer
+        self._pending: dict[TopicPartitionKey, int] = {}
+        self._retriable = _rebalance_errors()
+        #: commits that failed because of a rebalance and were kept for later
+        self.deferred = 0
+        #: partitions whose pending offsets could not be committed before they were lost
+        self.abandoned = 0
+
+    @property
+    def pending(self) -> dict[TopicPartitionKey, int]:
+        return dict(self._pending)
+
+    def commit(self, next_offsets: dict[TopicPartitionKey, int]) -> bool:
+        """Commit ``next_offsets`` (and whatever is pending); False if deferred by a rebalance."""
+        offsets = {**self._pending, **next_offsets}
+        if not offsets:
+            return True
+        if self._try(offsets):
+            self._pending.clear()
+            return True
+        self._pending = offsets
+        self.deferred += 1
+        return False
+
+    def retry_owned(self) -> None:
+        """After a ``consume()``: commit pending offsets of partitions this member still owns."""
+        if not self._pending:
+            return
+        owned = {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
+        mine = {tp: o for tp, o in self._pending.items() if tp in owned}
+        for tp in set(self._pending) - owned:  # handed over without a commit: see on_lost
+            self._drop(tp)
+        if mine and self._try(mine):
+            for tp in mine:
+                self._pending.pop(tp, None)
+
+    def settle(self, timeout: float) -> None:
+        """Before leaving the group: let a rebalance in progress finish (polling serves it) and
+        commit what is pending, so a clean stop never hands over an uncommitted batch. Records
+        fetched meanwhile are not processed, so not committed: the next owner reads them."""
+        deadline = time.monotonic() + timeout
+        while self._pending and time.monotonic() < deadline:
+            self._consumer.poll(0.2)
+            self.retry_owned()
+
+    def on_revoke(self, partitions: list[Any]) -> None:
+        """In the revoke callback: commit what is pending for the partitions being handed over."""
+        handed = {(p.topic, p.partition) for p in partitions}
+        offsets = {tp: o for tp, o in self._pending.items() if tp in handed}
+        if offsets and not self._try(offsets):
+            for tp in offsets:
+                self._drop(tp)
+            return
+        for tp in offsets:
+            self._pending.pop(tp, None)
+
+    def on_lost(self, partitions: list[Any]) -> None:
+        """Lost partitions cannot be committed: their pending batch will be processed again."""
+        for p in partitions:
+            if (p.topic, p.partition) in self._pending:
+                self._drop((p.topic, p.partition))
+
+    def _drop(self, tp: TopicPartitionKey) -> None:
+        self._pending.pop(tp, None)
+        self.abandoned += 1
+        log.warning("%s[%d]: its last batch was not committed and will be processed again", *tp)
+
+    def _try(self, offsets: dict[TopicPartitionKey, int]) -> bool:
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            self._consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                asynchronous=False,
+            )
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() not in self._retriable:
+                raise
+            log.info("commit deferred, the group is rebalancing: %s", error.str())
+            return False
+        return True
