@@ -40,6 +40,9 @@ class Settings:
     topics_file: Path = field(default_factory=lambda: PROJECT_ROOT / "infra" / "topics.yaml")
     #: Avro schema folder.
     schemas_dir: Path = field(default_factory=lambda: PROJECT_ROOT / "schemas")
+    #: Prefix of every topic and consumer group the mesh's detectors use, so that several private
+    #: meshes (the tests) can share one cluster. Empty in a real deployment.
+    topic_prefix: str = ""
     #: InfluxDB HTTP endpoint for the metrics aggregator.
     influx_url: str = ""
     #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).

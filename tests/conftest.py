@@ -12,7 +12,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -91,3 +91,50 @@ def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     session = spark_session("detector-mesh-tests", settings, "local[2]", 2)
     yield session
     session.stop()
+
+
+@dataclass(frozen=True)
+class PrivateMesh:
+    """A mesh of this test's own on the session broker: its MESH_HOME, topics and groups.
+
+    ``env`` is what a `mesh` command needs to act on it; ``settings`` the same for in-process
+    calls; ``topic(name)`` the private name of a contract topic.
+    """
+
+    env: dict[str, str]
+    settings: Settings
+    prefix: str
+
+    def topic(self, name: str) -> str:
+        return self.prefix + name
+
+
+@pytest.fixture
+def private_mesh(
+    kafka_bootstrap: str, tmp_path: Path, unique_name: Callable[[str], str]
+) -> Iterator[PrivateMesh]:
+    """Every declared topic under a unique MESH_TOPIC_PREFIX, created; detectors stopped and
+    topics deleted afterwards (the broker is shared by the whole session)."""
+    from confluent_kafka.admin import AdminClient
+
+    from services.deployer.lifecycle import down
+    from shared.cli.topics import apply_declared
+
+    prefix = unique_name("mesh") + "."
+    env = {
+        "MESH_BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "MESH_HOME": str(tmp_path / "home"),
+        "MESH_TOPIC_PREFIX": prefix,
+    }
+    settings = Settings.from_env(env)
+    assert apply_declared(settings) == 0
+    try:
+        yield PrivateMesh(env, settings, prefix)
+    finally:
+        down(settings, say=lambda line: None)
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        names = [t for t in admin.list_topics(timeout=10).topics if t.startswith(prefix)]
+        if names:
+            for future in admin.delete_topics(names, request_timeout=30).values():
+                with contextlib.suppress(Exception):  # best effort, as in create_topics
+                    future.result()

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import detectors, generator, ingest, raw_pipe
+from bench.scenarios import deploy, detectors, generator, ingest, raw_pipe
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result]] = {
@@ -14,4 +14,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result]] = {
     "ingest": ingest.run_throughput,
     "ingest_latency": ingest.run_latency,
     **detectors.SCENARIOS,
+    "deploy": deploy.run_deploy,
 }

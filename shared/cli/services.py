@@ -1,7 +1,8 @@
 """``mesh stop NAME`` and ``mesh logs NAME [-f]``: one service of the local mesh at a time.
 
-NAME is ``ingest`` or a detector's name (its folder under detectors/). Stopping a detector
-stops all its replicas and nothing else: the other services keep running.
+NAME is ``ingest`` or a detector's name (deployed, or a reference one under detectors/). Stopping
+a detector stops all its replicas and nothing else, and `mesh up` leaves it stopped until it is
+deployed again: the other services keep running.
 """
 
 from __future__ import annotations
@@ -27,21 +28,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def processes(settings: Settings, name: str) -> list[LocalProcess]:
-    """The local processes of service ``name``; a one-line error naming the valid names if none."""
-    from services.detector_runtime.service import detector_manifests, instance
+    """The local processes of service ``name``; a one-line error naming the valid names if none.
+
+    A detector's processes are its current replicas plus any other of its instances still
+    running (a rollout in progress).
+    """
+    from services.deployer.instances import running_instances
+    from services.deployer.lifecycle import current_instances, known_names
+    from services.deployer.registry import Registry
     from services.ingest.service import ingest_process
 
     if name == "ingest":
         return [ingest_process(settings)]
-    manifests = {m.name: m for m in detector_manifests()}
-    if name not in manifests:
-        known = ", ".join(["ingest", *sorted(manifests)])
+    if name not in known_names(settings):
+        known = ", ".join(["ingest", *known_names(settings)])
         raise ConfigError(f"no service called {name!r}; known: {known}")
-    return [instance(settings, name, i) for i in range(manifests[name].replicas)]
+    deployment = Registry(settings.home).get(name)
+    found = {i.process.name: i.process for i in running_instances(settings, name)}
+    if deployment is not None:
+        found.update({i.process.name: i.process for i in current_instances(settings, deployment)})
+    return [found[key] for key in sorted(found)]
 
 
 def run_stop(args: argparse.Namespace, settings: Settings) -> int:
-    stopped = [info for process in processes(settings, args.name) if (info := process.stop())]
+    if args.name == "ingest":
+        stopped = [info for process in processes(settings, "ingest") if (info := process.stop())]
+    else:
+        from services.deployer.lifecycle import stop
+
+        processes(settings, args.name)  # an unknown name is refused with the known ones
+        stopped = stop(settings, args.name)
     if not stopped:
         print(f"{args.name} was not running")
     for info in stopped:

@@ -8,7 +8,7 @@ from pathlib import Path
 from shared.kafka.apply import Action, apply_topics
 from shared.kafka.config import admin_config, resolve_bootstrap
 from shared.kafka.inspect import topic_views
-from shared.kafka.topics import load_topics
+from shared.kafka.topics import declared_topics, load_topics
 from shared.settings import Settings
 
 
@@ -27,7 +27,7 @@ def apply_declared(settings: Settings, path: str | None = None) -> int:
     """Apply the declaration and print one line per topic; exit 1 when drift remains."""
     from confluent_kafka.admin import AdminClient
 
-    specs = load_topics(settings.topics_file if path is None else Path(path))
+    specs = declared_topics(settings) if path is None else load_topics(Path(path))
     admin = AdminClient(admin_config(settings, log_level=2))
     outcomes = apply_topics(admin, specs)
     for outcome in outcomes:
@@ -44,7 +44,7 @@ def run_apply(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
-    specs = load_topics(settings.topics_file)
+    specs = declared_topics(settings)
     live = {v.name: v for v in topic_views(resolve_bootstrap(settings))}
     print(f"{'topic':<24} {'declared':>8} {'live':>5} {'records':>10}  cleanup")
     for spec in specs:

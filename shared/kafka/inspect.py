@@ -81,8 +81,15 @@ def group_lag(
     """
     from confluent_kafka import Consumer, TopicPartition
 
+    # A consumer *named* after the group (it never subscribes or commits, so it never joins it)
+    # reads the group's committed offsets from the coordinator directly.
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "log_level": 2,
+        }
     )
     try:
         metadata = cluster_metadata(consumer, bootstrap, timeout)
@@ -92,7 +99,7 @@ def group_lag(
             if name in metadata.topics
             for partition in sorted(metadata.topics[name].partitions)
         ]
-        committed = _committed_offsets(bootstrap, group, partitions, timeout)
+        committed = _committed_offsets(consumer, group, partitions, timeout)
         lags: dict[tuple[str, int], int] = {}
         for partition in partitions:
             key = (partition.topic, partition.partition)
@@ -105,26 +112,23 @@ def group_lag(
 
 
 def _committed_offsets(
-    bootstrap: str, group: str, partitions: list[Any], timeout: float
+    consumer: Any, group: str, partitions: list[Any], timeout: float
 ) -> dict[tuple[str, int], int | None]:
     """The group's committed offset of each partition, None where it never committed."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
-    from confluent_kafka.admin import AdminClient
+    from confluent_kafka import KafkaException
 
     committed: dict[tuple[str, int], int | None] = {
         (p.topic, p.partition): None for p in partitions
     }
     if not partitions:
         return committed
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
-    request = [ConsumerGroupTopicPartitions(group, partitions)]
     try:
-        answer = admin.list_consumer_group_offsets(request, request_timeout=timeout)[group].result()
+        answer = consumer.committed(partitions, timeout=timeout)
     except KafkaException as exc:
         raise ClusterUnreachableError(
             f"cannot read the committed offsets of group {group!r}: {exc.args[0].str()}"
         ) from None
-    for partition in answer.topic_partitions:
+    for partition in answer:
         # A partition the group never committed comes back with a negative (invalid) offset.
         if partition.error is None and partition.offset >= 0:
             committed[(partition.topic, partition.partition)] = partition.offset

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError
+from shared.settings import Settings
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 _TOPIC_KEYS = {"name", "partitions", "replication_factor", "config", "copartition"}
@@ -116,3 +117,9 @@ def check_copartitioning(specs: list[TopicSpec], source: str = "topics") -> None
 def with_prefix(specs: list[TopicSpec], prefix: str) -> list[TopicSpec]:
     """The same declaration under other names (tests use this to get private topics)."""
     return [replace(spec, name=f"{prefix}{spec.name}") for spec in specs]
+
+
+def declared_topics(settings: Settings) -> list[TopicSpec]:
+    """The mesh's declaration as this configuration names it: MESH_TOPICS_FILE under
+    MESH_TOPIC_PREFIX (private meshes on a shared cluster, as the tests and benchmarks run)."""
+    return with_prefix(load_topics(settings.topics_file), settings.topic_prefix)

@@ -1,6 +1,5 @@
 """The `mesh` command as a user runs it: a real process, real output, real exit codes."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -8,23 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from mesh_cli import mesh
 
 from shared.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.integration
-
-
-def mesh(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``mesh ARGS`` with exactly ``env`` on top of PATH and HOME."""
-    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
-    return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
-        env={**base, **env},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=PROJECT_ROOT,
-    )
 
 
 @pytest.fixture
@@ -89,7 +76,7 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert status.returncode == 0
             assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
             assert "ingest   UP" in status.stdout
-            assert "detector velocity       UP    2/2" in status.stdout
+            assert "detector velocity       UP      2/2  v1.0.0" in status.stdout
             large_amount_line = next(
                 line for line in status.stdout.splitlines() if "detector large_amount" in line
             )
@@ -99,7 +86,7 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
                 stopped.returncode == 0 and stopped.stdout.count("stopped detector-velocity") == 2
             )
             after_stop = mesh("status", env=env).stdout
-            assert "detector velocity       DOWN  0/2" in after_stop
+            assert "detector velocity       STOPPED 0/2" in after_stop
             assert large_amount_line in after_stop, "stopping one detector touched another"
             logs = mesh("logs", "large_amount", "-n", "5", env=env)
             assert logs.returncode == 0 and logs.stdout.strip()

@@ -1,0 +1,60 @@
+"""``mesh deploy FOLDER`` and ``mesh rollout NAME [FOLDER]``: ship detectors into a running mesh.
+
+Both validate first (manifest, import, input schemas, dry run) and refuse in one line without
+touching anything that runs; neither ever restarts or pauses another detector.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from shared.errors import ConfigError
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    deploy = subparsers.add_parser(
+        "deploy", help="validate a detector folder and start its replicas"
+    )
+    deploy.add_argument("folder", type=Path, help="detector folder with manifest.yaml")
+    deploy.set_defaults(handler=run_deploy)
+    rollout = subparsers.add_parser(
+        "rollout", help="replace a detector's replicas with a new version, one at a time"
+    )
+    rollout.add_argument("name", help="the deployed detector")
+    rollout.add_argument(
+        "folder", nargs="?", type=Path, help="new version's folder (default: where it came from)"
+    )
+    rollout.add_argument(
+        "--health-seconds", type=float, default=10.0,
+        help="how long each new replica must stay healthy before an old one stops (10)",
+    )  # fmt: skip
+    rollout.add_argument(
+        "--max-error-rate", type=float, default=0.2,
+        help="share of failed records that makes a new replica unhealthy (0.2)",
+    )  # fmt: skip
+    rollout.set_defaults(handler=run_rollout)
+
+
+def run_deploy(args: argparse.Namespace, settings: Settings) -> int:
+    from services.deployer.lifecycle import deploy
+
+    deploy(settings, args.folder)
+    return 0
+
+
+def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
+    from services.deployer.rollout import rollout
+
+    if args.health_seconds < 0:
+        raise ConfigError("--health-seconds must be 0 or more")
+    if not 0 < args.max_error_rate <= 1:
+        raise ConfigError("--max-error-rate must be a fraction in (0, 1]")
+    report = rollout(settings, args.name, args.folder, args.health_seconds, args.max_error_rate)
+    deployment = report.deployment
+    print(
+        f"rolled out {deployment.name} v{deployment.current.version} "
+        f"({report.replaced} replica(s)); {report.duplicates}"
+    )
+    return 0

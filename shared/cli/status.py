@@ -1,0 +1,125 @@
+"""``mesh status``: every service of the local mesh, each detector replica, and the topics.
+
+Per detector: UP / PART / DOWN / STOPPED, replicas running, version, consumer lag of its group and
+records/s; per replica: pid, uptime, records/s, CPU seconds and resident memory (measured by the
+kernel, see :mod:`shared.process_usage`), restarts, and the last error. A detector whose replicas
+are all down says DOWN with the error that took the last one down (seed 002: dead stream threads
+went unnoticed for hours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shared.kafka.broker import LocalBroker
+from shared.kafka.config import resolve_bootstrap
+from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
+from shared.kafka.topics import declared_topics
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from services.deployer.instances import InstanceView
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    subparsers.add_parser(
+        "status", help="services, detector replicas (pid, rate, CPU, memory, lag), topics"
+    ).set_defaults(handler=status)
+
+
+def status(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.uses_external_kafka:
+        info = LocalBroker(settings).running()
+        if info is None:
+            print("broker   DOWN   (start the mesh with `mesh up`)")
+            return 1
+        print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
+    bootstrap = resolve_bootstrap(settings)
+    _ingest_line(settings)
+    _detector_lines(settings, bootstrap)
+    declared = [s.name for s in declared_topics(settings)]
+    for view in topic_views(bootstrap, declared):
+        print(
+            f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
+        )
+    return 0
+
+
+def _ingest_line(settings: Settings) -> None:
+    """The ingest job: up or down, pid, uptime and its last progress report."""
+    from services.ingest.service import ingest_process
+
+    process = ingest_process(settings)
+    info = process.running()
+    if info is None:
+        last = next(iter(process.tail_log(1)), "")
+        print(f"ingest   DOWN   {('last log: ' + last) if last else '(start it with `mesh up`)'}")
+        return
+    rate = ""
+    for line in reversed(process.tail_log(50)):
+        if line.startswith("{") and '"ingest-routing"' in line:
+            progress = json.loads(line)
+            rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
+            break
+    print(f"ingest   UP     pid {info.pid}  up {info.uptime_s:.0f} s{rate}")
+
+
+def _detector_lines(settings: Settings, bootstrap: str) -> None:
+    from services.deployer.instances import running_instances
+    from services.deployer.lifecycle import current_instances
+    from services.deployer.registry import STOPPED, Registry
+    from shared.detector import load_manifest
+
+    for deployment in Registry(settings.home).all():
+        current = current_instances(settings, deployment)
+        views = [i.view() for i in current]
+        alive = [v for v in views if v.alive]
+        inputs = load_manifest(Path(deployment.current.path)).inputs
+        group = f"{settings.topic_prefix}detector.{deployment.name}"
+        lag = _lag(bootstrap, group, [f"{settings.topic_prefix}records.{t}" for t in inputs])
+        rate = sum(float(v.report.get("records_per_s", 0.0)) for v in alive)
+        if deployment.desired == STOPPED and not alive:
+            state = "STOPPED"
+        else:
+            state = "UP" if len(alive) == len(views) else "DOWN" if not alive else "PART"
+        print(
+            f"detector {deployment.name:<14} {state:<7} {len(alive)}/{deployment.replicas}  "
+            f"v{deployment.current.version}  lag {lag}  {rate:.0f} records/s"
+        )
+        if state == "DOWN":
+            errors = [v.last_error for v in views if v.last_error]
+            print(f"  last error: {errors[-1] if errors else 'none recorded (see `mesh logs`)'}")
+        others = [i.view() for i in running_instances(settings, deployment.name)]
+        shown = {v.process for v in views}
+        for view in views + [v for v in others if v.process not in shown]:
+            if view.supervisor is None and state == "STOPPED":
+                continue
+            print("  " + _replica_line(view, deployment.current.seq))
+
+
+def _lag(bootstrap: str, group: str, topics: list[str]) -> str:
+    """The group's lag, or ``?`` when the coordinator does not answer (a broker still loading
+    its groups must not take the whole status down)."""
+    try:
+        return str(group_lag(bootstrap, group, topics, timeout=5).total)
+    except ClusterUnreachableError:
+        return "?"
+
+
+def _replica_line(view: InstanceView, current_seq: int) -> str:
+    label = f"r{view.seq}-{view.index}" + ("" if view.seq == current_seq else " (old)")
+    if not view.alive:
+        waiting = " (restarting)" if view.supervisor == "backoff" else ""
+        error = f"  last error: {view.last_error}" if view.last_error else ""
+        return f"{label:<12} DOWN{waiting}  restarts {view.restarts}{error}"
+    usage = view.usage
+    assert usage is not None  # alive means its /proc entry was read
+    rate = float(view.report.get("records_per_s", 0.0))
+    return (
+        f"{label:<12} pid {view.pid:<7} up {view.uptime_s:>5.0f} s  {rate:>7.0f} records/s  "
+        f"records {int(view.report.get('records', 0)):>9}  cpu {usage.cpu_s:>6.1f} s  "
+        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}"
+    )

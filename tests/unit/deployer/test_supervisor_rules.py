@@ -1,0 +1,16 @@
+"""The supervisor's restart backoff and how it describes an exit."""
+
+import signal
+
+from shared.supervisor import backoff_seconds, describe_exit
+
+
+def test_backoff_doubles_from_the_base_up_to_the_ceiling():
+    delays = [backoff_seconds(n, 1.0, 30.0) for n in range(1, 8)]
+    assert delays == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+
+
+def test_exits_are_described_by_code_or_signal_name():
+    assert describe_exit(3) == "exit code 3"
+    assert describe_exit(-signal.SIGKILL) == "killed by SIGKILL"
+    assert describe_exit(-200) == "killed by signal 200"
