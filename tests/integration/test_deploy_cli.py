@@ -16,6 +16,7 @@ import time
 import pytest
 from detector_folders import write_detector
 from mesh_cli import mesh
+from polling import wait_for
 
 from services.deployer.instances import Instance, running_instances
 from services.deployer.registry import Registry
@@ -48,16 +49,6 @@ def feed(private_mesh, count: int, seed: int = 1) -> dict[str, int]:
 def the_instance(private_mesh, name: str) -> Instance:
     (instance,) = running_instances(private_mesh.settings, name)
     return instance
-
-
-def wait_for(condition, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def test_deploy_refusals_are_one_line_and_touch_nothing_that_runs(private_mesh, tmp_path):

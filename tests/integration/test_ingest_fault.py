@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 from confluent_kafka import Consumer
 from kafka_reading import records_in
+from polling import wait_for
 
 from services.ingest.service import ingest_process, start_ingest
 from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
@@ -39,13 +40,6 @@ def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 
         messages.extend(m for m in consumer.consume(2000, timeout=0.5) if m.error() is None)
     consumer.close()
     return messages
-
-
-def wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
 
 
 def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from mesh_cli import mesh
+from polling import wait_for
 
 from services.deployer.instances import Instance, running_instances
 from services.detector_runtime.sample_feed import encoders, valid_records
@@ -144,16 +145,6 @@ def observe(private_mesh, label: str, *args: str) -> str:
             f"generation {first.generations[group]} unchanged"
         )
     return result.stdout
-
-
-def wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def new_version(tmp_path: Path) -> Path:

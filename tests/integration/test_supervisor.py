@@ -10,9 +10,9 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
+from polling import wait_for
 
 from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT
@@ -55,16 +55,6 @@ def state(tmp_path):
         return json.loads((tmp_path / "supervisor.json").read_text())
     except (OSError, ValueError):
         return {}
-
-
-def wait_for(condition, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
