@@ -24,10 +24,8 @@ from pathlib import Path
 from bench.result import Result
 from services.deployer.instances import running_instances
 from services.deployer.lifecycle import down
-from services.detector_runtime.sample_feed import encoders, valid_records
-from services.loadgen import StreamConfig
-from shared.kafka.backpressure import produce_waiting
-from shared.kafka.config import consumer_config, producer_config
+from services.detector_runtime.testing import PacedFeed
+from shared.kafka.config import consumer_config
 from shared.settings import PROJECT_ROOT, Settings
 
 #: Records per second offered (transactions and logins together).
@@ -35,36 +33,6 @@ FEED_RATE = 1000
 #: Seconds measured before the deploy, and after the first alert.
 WINDOW_S = 8.0
 SETTLE_S = 3.0
-
-
-class _PacedFeed(threading.Thread):
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(daemon=True)
-        self.settings = settings
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        from confluent_kafka import Producer
-
-        producer = Producer(producer_config(self.settings))
-        encode = encoders()
-        config = StreamConfig(
-            start_time_ms=int(time.time() * 1000),
-            count=50_000_000,
-            event_rate=FEED_RATE,
-            customers=100_000,
-        )
-        started = time.monotonic()
-        for sent, record in enumerate(valid_records(config), start=1):
-            if self.stopping.is_set():
-                break
-            topic = f"{self.settings.topic_prefix}records.{record.record_type}"
-            value = encode[record.record_type].encode(record.record)
-            produce_waiting(producer, topic, value, record.key)
-            ahead = sent / FEED_RATE - (time.monotonic() - started)
-            if ahead > 0:
-                time.sleep(ahead)
-        producer.flush(30)
 
 
 def _records(settings: Settings, name: str) -> int:
@@ -105,7 +73,7 @@ def run_deploy(settings: Settings) -> Result:
             "MESH_TOPIC_PREFIX": private.topic_prefix,
         }
         apply_declared(private)
-        feed = _PacedFeed(private)
+        feed = PacedFeed(private, FEED_RATE)
         try:
             _mesh(env, "deploy", str(PROJECT_ROOT / "detectors" / "large_amount"))
             feed.start()
@@ -128,8 +96,7 @@ def run_deploy(settings: Settings) -> Result:
             time.sleep(SETTLE_S)
             end_records, end_at = _records(private, "large_amount"), time.perf_counter()
         finally:
-            feed.stopping.set()
-            feed.join(30)
+            feed.stop()
             down(private, say=lambda line: None)
     rate_during = (end_records - deploy_records) / (end_at - deploy_at)
     ratio = rate_during / rate_before if rate_before else 0.0

@@ -13,6 +13,10 @@ import time
 
 from services.deployer.instances import Instance, InstanceView
 
+#: Share of failed records above which a new replica counts as unhealthy.
+DEFAULT_MAX_ERROR_RATE = 0.2
+#: Seconds each new replica of a rollout must stay healthy before an old one is stopped.
+DEFAULT_HEALTH_S = 10.0
 #: Seconds a new replica gets to load, join its group and report that it runs.
 START_TIMEOUT_S = 90.0
 #: Records a replica must have processed before its error rate is judged (one failure among the

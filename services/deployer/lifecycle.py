@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from services.deployer.errors import DeployRefused, UnhealthyRelease
-from services.deployer.health import wait_started
+from services.deployer.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from services.deployer.instances import Instance, replicas, running_instances
 from services.deployer.registry import RUNNING, STOPPED, Deployment, Registry
-from services.deployer.releases import folder_digest, snapshot
+from services.deployer.releases import folder_digest
 from services.deployer.validate import Validated, validate
 from shared.detector import load_manifest
 from shared.kafka.config import resolve_bootstrap
@@ -22,8 +22,6 @@ from shared.settings import PROJECT_ROOT, Settings
 
 #: The reference detectors that `mesh up` deploys the first time it runs.
 DETECTORS_DIR = PROJECT_ROOT / "detectors"
-#: Share of failed records above which a new replica counts as unhealthy.
-DEFAULT_MAX_ERROR_RATE = 0.2
 
 Say = Callable[[str], None]
 
@@ -42,10 +40,7 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
     with registry.changing(validated.name):
         existing = registry.get(validated.name)
         _check_name_free(settings, validated, folder, existing)
-        release = snapshot(
-            folder, registry.releases_dir(validated.name), registry.next_seq(validated.name),
-            validated.version,
-        )  # fmt: skip
+        release = registry.new_release(validated.name, folder, validated.version)
         deployment = Deployment(
             name=validated.name,
             source=str(folder),
@@ -122,8 +117,7 @@ def up(settings: Settings, say: Say = print) -> None:
         manifest = load_manifest(path.parent)
         with registry.changing(manifest.name):
             if registry.get(manifest.name) is None:
-                release = snapshot(path.parent, registry.releases_dir(manifest.name), 1,
-                                   manifest.version)  # fmt: skip
+                release = registry.new_release(manifest.name, path.parent, manifest.version)
                 registry.save(
                     Deployment(
                         manifest.name, str(path.parent), RUNNING, manifest.replicas, release

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from services.deployer.errors import DeployRefused
-from services.deployer.releases import Release
+from services.deployer.releases import Release, snapshot
 from shared.file_lock import folder_lock
 from shared.json_files import read_json, write_json_atomic
 
@@ -64,6 +64,10 @@ class Registry:
 
     def save(self, deployment: Deployment) -> None:
         write_json_atomic(self.folder(deployment.name) / "deployment.json", asdict(deployment))
+
+    def new_release(self, name: str, source: Path, version: str) -> Release:
+        """Snapshot ``source`` as the next release of ``name``."""
+        return snapshot(source, self.releases_dir(name), self.next_seq(name), version)
 
     def next_seq(self, name: str) -> int:
         existing = self.get(name)

@@ -19,16 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.deployer.errors import DeployRefused, UnhealthyRelease
-from services.deployer.health import wait_started, watch
+from services.deployer.health import (
+    DEFAULT_HEALTH_S,
+    DEFAULT_MAX_ERROR_RATE,
+    wait_started,
+    watch,
+)
 from services.deployer.instances import Instance
-from services.deployer.lifecycle import DEFAULT_MAX_ERROR_RATE, Say
+from services.deployer.lifecycle import Say
 from services.deployer.registry import RUNNING, Deployment, Registry
-from services.deployer.releases import Release, folder_digest, snapshot
+from services.deployer.releases import Release, folder_digest
 from services.deployer.validate import validate
 from shared.settings import Settings
-
-#: Seconds each new replica must stay healthy before an old one is stopped.
-DEFAULT_HEALTH_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,19 @@ def rollout(
         )
     say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
     with registry.changing(name):
-        release = snapshot(folder, registry.releases_dir(name), registry.next_seq(name),
-                           validated.version)  # fmt: skip
+        release = registry.new_release(name, folder, validated.version)
         old = [Instance(settings, name, current.current.seq, i) for i in range(current.replicas)]
         new = [Instance(settings, name, release.seq, i) for i in range(validated.replicas)]
-        killed = _replace(old, new, release, current, health_s, max_error_rate, registry, say)
+        try:
+            killed = _replace(old, new, release, current, health_s, max_error_rate, say)
+        except _Unhealthy as unhealthy:
+            registry.save(
+                current.with_event(f"rollout of v{release.version} rolled back: {unhealthy}")
+            )
+            raise UnhealthyRelease(
+                f"{name} v{release.version} failed its health check ({unhealthy}); "
+                f"rolled back, v{current.current.version} keeps running"
+            ) from None
         uncommitted = sum(int(i.view().report.get("uncommitted_batches", 0)) for i in old + new)
         deployment = current.with_event(
             f"rolled out v{validated.version} (from v{current.current.version})",
@@ -91,6 +101,10 @@ def rollout(
         return RolloutReport(deployment, len(new), tuple(killed), uncommitted)
 
 
+class _Unhealthy(Exception):
+    """A new replica failed its health check; everything was rolled back."""
+
+
 def _replace(
     old: list[Instance],
     new: list[Instance],
@@ -98,10 +112,10 @@ def _replace(
     current: Deployment,
     health_s: float,
     max_error_rate: float,
-    registry: Registry,
     say: Say,
 ) -> list[str]:
-    """Start new replica i, watch it, stop old replica i; roll everything back on a failure."""
+    """Start new replica i, watch it, stop old replica i; on a failure roll everything back and
+    raise _Unhealthy with the reason. Returns the old replicas that did not stop cleanly."""
     started: list[Instance] = []
     retired: list[Instance] = []
     killed: list[str] = []
@@ -116,12 +130,7 @@ def _replace(
             )
             if reason:
                 _roll_back(started, retired, current, say)
-                registry.save(current.with_event(f"rollout of v{release.version} rolled back: "
-                                                 f"{reason}"))  # fmt: skip
-                raise UnhealthyRelease(
-                    f"{current.name} v{release.version} failed its health check ({reason}); "
-                    f"rolled back, v{current.current.version} keeps running"
-                )
+                raise _Unhealthy(reason)
         if i < len(old) and old[i].process.running() is not None:
             old[i].stop()
             retired.append(old[i])

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from services.detector_runtime.config import RuntimeConfig, default_topics, new_instance_id
 from services.detector_runtime.error_policy import ErrorRateExceeded
 from services.detector_runtime.status import StatusFile, describe
-from shared.errors import MeshError
+from shared.errors import ConfigError, MeshError
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -86,28 +87,15 @@ def parser() -> argparse.ArgumentParser:
 
 def build_config(args: argparse.Namespace) -> RuntimeConfig:
     from shared.detector import load_detector
-    from shared.errors import ConfigError
 
     detector, manifest = load_detector(args.detector)
-    overrides = {}
-    for item in args.input:
-        record_type, sep, topic = item.partition("=")
-        if not sep or not topic:
-            raise ConfigError(f"--input {item!r}: expected TYPE=TOPIC")
-        overrides[record_type] = topic
-    extra = {}
-    for item in args.consumer_config:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--consumer-config {item!r}: expected KEY=VALUE")
-        extra[key] = value
-    topics = default_topics(detector, args.topic_prefix, overrides)
-    if args.alerts_topic:
-        topics = _replace(topics, alerts=args.alerts_topic)
-    if args.dlq_topic:
-        topics = _replace(topics, dlq=args.dlq_topic)
-    if args.changelog_topic:
-        topics = _replace(topics, changelog=args.changelog_topic)
+    overrides = _pairs("--input", args.input, "TYPE=TOPIC")
+    extra = _pairs("--consumer-config", args.consumer_config, "KEY=VALUE")
+    named = {"alerts": args.alerts_topic, "dlq": args.dlq_topic, "changelog": args.changelog_topic}
+    topics = replace(
+        default_topics(detector, args.topic_prefix, overrides),
+        **{role: topic for role, topic in named.items() if topic},
+    )
     return RuntimeConfig(
         detector=detector,
         manifest=manifest,
@@ -127,10 +115,15 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
     )
 
 
-def _replace(topics, **changes):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
-    return replace(topics, **changes)
+def _pairs(option: str, items: list[str], form: str) -> dict[str, str]:
+    """Repeated ``KEY=VALUE`` options as a dict; a malformed one is one line naming the option."""
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ConfigError(f"{option} {item!r}: expected {form}")
+        pairs[key] = value
+    return pairs
 
 
 def start(settings: Settings, config: RuntimeConfig, status: StatusFile | None = None) -> Runner:

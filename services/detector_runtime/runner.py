@@ -197,12 +197,20 @@ class Runner:
             dead_letters=sum(counters.dead_letters.values()),
             failed_records=counters.failed_records,
             error_rate=self._policy.rate,
-            assigned=membership.names(),
+            assigned=self._assigned_names(),
             assignments=membership.assignments,
             revocations=membership.revocations,
             rebalances=membership.rebalances,
             uncommitted_batches=self._committer.abandoned,
         )
+
+    def _assigned_names(self) -> tuple[str, ...]:
+        """What the consumer owns now, ``topic[p]``; nothing once it has left the group."""
+        try:
+            owned = self._consumer.assignment()
+        except RuntimeError:  # closed
+            return ()
+        return tuple(f"{tp.topic}[{tp.partition}]" for tp in sorted(owned, key=_key))
 
     # the batch ------------------------------------------------------------------------------
     def process_batch(self, messages: list[Any]) -> None:
@@ -357,7 +365,8 @@ class Runner:
                 self._restore(number)
         self.membership.on_assign(partitions)
         if self._status is not None and partitions:
-            self._status.write(self.progress())
+            # Written right after this consume() returns, once the assignment has taken effect.
+            self._status.expedite()
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("revoked %s", _names(partitions))
@@ -411,6 +420,10 @@ def _trace_headers(headers: list[tuple[str, bytes]] | None) -> list[tuple[str, b
     if not headers:
         return []
     return [(k, v) for k, v in headers if k in TRACE_HEADERS]
+
+
+def _key(tp: Any) -> tuple[str, int]:
+    return (tp.topic, tp.partition)
 
 
 def _names(partitions: list[Any]) -> str:

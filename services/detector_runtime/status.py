@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +56,9 @@ class Progress:
 
 @dataclass
 class Membership:
-    """The instance's place in its group, as its rebalance callbacks and statistics tell it."""
+    """How often the instance's group moved its partitions, as its rebalance callbacks and
+    statistics tell it (what it owns now is the consumer's own ``assignment()``)."""
 
-    assigned: set[tuple[str, int]] = field(default_factory=set)
     #: Rebalance callbacks that assigned at least one partition.
     assignments: int = 0
     #: Partitions revoked or lost, in total.
@@ -67,23 +67,16 @@ class Membership:
     rebalances: int = 0
 
     def on_assign(self, partitions: Iterable[Any]) -> None:
-        added = {(p.topic, p.partition) for p in partitions}
-        if added:
+        if partitions:
             self.assignments += 1
-            self.assigned |= added
 
     def on_revoke(self, partitions: Iterable[Any]) -> None:
-        removed = {(p.topic, p.partition) for p in partitions}
-        self.revocations += len(removed)
-        self.assigned -= removed
+        self.revocations += len({(p.topic, p.partition) for p in partitions})
 
     def on_stats(self, stats_json: str) -> None:
         """librdkafka's ``stats_cb``: keeps the group's rebalance count, nothing else."""
         with contextlib.suppress(ValueError, KeyError, TypeError):
             self.rebalances = int(json.loads(stats_json)["cgrp"]["rebalance_cnt"])
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(f"{topic}[{partition}]" for topic, partition in sorted(self.assigned))
 
 
 def describe(exc: object) -> str:
@@ -132,6 +125,10 @@ class StatusFile:
         self.detector = detector
         self.version = version
         self.group = group
+
+    def expedite(self) -> None:
+        """Make the next ``due()`` true (a new assignment is news worth writing at once)."""
+        self._next_write = 0.0
 
     def due(self) -> bool:
         """Whether a second has passed since the last write (the loop asks after every consume,

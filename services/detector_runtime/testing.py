@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from services.detector_runtime.sample_feed import FeedRecord, encoders
+from shared.json_files import read_json
 from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import PROJECT_ROOT, Settings
@@ -84,16 +85,66 @@ def read_topic(
         consumer.close()
 
 
-def read_status(path: Path) -> dict[str, Any] | None:
-    """An instance's status file, or None while there is none (it is replaced whole, never
-    half-written)."""
-    import json
+class PacedFeed:
+    """Valid transactions and logins at ``rate`` records/s from a thread, until ``stop()``: the
+    steady load of the isolation test and the deploy benchmark. Use as a context manager; an
+    error in the thread is raised when it ends."""
 
-    try:
-        document: dict[str, Any] = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    return document
+    def __init__(self, settings: Settings, rate: float, customers: int = 100_000) -> None:
+        import threading
+
+        self.settings, self.rate, self.customers = settings, rate, customers
+        self.produced = {"transactions": 0, "logins": 0}
+        self.error: BaseException | None = None
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> PacedFeed:
+        self._thread.start()
+        return self
+
+    def __enter__(self) -> PacedFeed:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.ident is not None:  # started
+            self._thread.join(60)
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        from confluent_kafka import Producer
+
+        from services.detector_runtime.sample_feed import valid_records
+        from services.loadgen import StreamConfig
+
+        try:
+            producer = Producer(producer_config(self.settings))
+            encode = encoders()
+            config = StreamConfig(
+                start_time_ms=int(time.time() * 1000),
+                count=50_000_000,
+                event_rate=self.rate,
+                customers=self.customers,
+            )
+            started = time.monotonic()
+            for sent, record in enumerate(valid_records(config), start=1):
+                if self._stopping.is_set():
+                    break
+                topic = f"{self.settings.topic_prefix}records.{record.record_type}"
+                value = encode[record.record_type].encode(record.record)
+                produce_raw(producer, topic, value, record.key)
+                self.produced[record.record_type] += 1
+                ahead = sent / self.rate - (time.monotonic() - started)
+                if ahead > 0:
+                    time.sleep(ahead)
+            producer.flush(60)
+        except BaseException as exc:  # raised by stop(), in the caller's thread
+            self.error = exc
 
 
 class DetectorProcess:
@@ -134,7 +185,7 @@ class DetectorProcess:
         status: dict[str, Any] | None = None
         while True:
             exited = self.process.poll() is not None
-            status = read_status(path)
+            status = read_json(path)
             if status is not None and until(status):
                 return status
             if exited or time.monotonic() > deadline:

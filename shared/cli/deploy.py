@@ -14,6 +14,8 @@ from shared.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from services.deployer.health import DEFAULT_HEALTH_S, DEFAULT_MAX_ERROR_RATE
+
     deploy = subparsers.add_parser(
         "deploy", help="validate a detector folder and start its replicas"
     )
@@ -27,13 +29,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "folder", nargs="?", type=Path, help="new version's folder (default: where it came from)"
     )
     rollout.add_argument(
-        "--health-seconds", type=float, default=10.0,
-        help="how long each new replica must stay healthy before an old one stops (10)",
-    )  # fmt: skip
+        "--health-seconds",
+        type=float,
+        default=DEFAULT_HEALTH_S,
+        help="how long each new replica must stay healthy before an old one stops "
+        f"({DEFAULT_HEALTH_S:g})",
+    )
     rollout.add_argument(
-        "--max-error-rate", type=float, default=0.2,
-        help="share of failed records that makes a new replica unhealthy (0.2)",
-    )  # fmt: skip
+        "--max-error-rate",
+        type=float,
+        default=DEFAULT_MAX_ERROR_RATE,
+        help="share of failed records that makes a new replica unhealthy "
+        f"({DEFAULT_MAX_ERROR_RATE:g})",
+    )
     rollout.set_defaults(handler=run_rollout)
 
 

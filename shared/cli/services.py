@@ -40,8 +40,9 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
 
     if name == "ingest":
         return [ingest_process(settings)]
-    if name not in known_names(settings):
-        known = ", ".join(["ingest", *known_names(settings)])
+    detectors = known_names(settings)
+    if name not in detectors:
+        known = ", ".join(["ingest", *detectors])
         raise ConfigError(f"no service called {name!r}; known: {known}")
     deployment = Registry(settings.home).get(name)
     found = {i.process.name: i.process for i in running_instances(settings, name)}

@@ -74,8 +74,7 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
     from shared.detector import load_manifest
 
     for deployment in Registry(settings.home).all():
-        current = current_instances(settings, deployment)
-        views = [i.view() for i in current]
+        views = [i.view() for i in current_instances(settings, deployment)]
         alive = [v for v in views if v.alive]
         inputs = load_manifest(Path(deployment.current.path)).inputs
         group = f"{settings.topic_prefix}detector.{deployment.name}"
@@ -92,9 +91,13 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
         if state == "DOWN":
             errors = [v.last_error for v in views if v.last_error]
             print(f"  last error: {errors[-1] if errors else 'none recorded (see `mesh logs`)'}")
-        others = [i.view() for i in running_instances(settings, deployment.name)]
         shown = {v.process for v in views}
-        for view in views + [v for v in others if v.process not in shown]:
+        others = [  # replicas of another release, while a rollout runs
+            i.view()
+            for i in running_instances(settings, deployment.name)
+            if i.process.name not in shown
+        ]
+        for view in views + others:
             if view.supervisor is None and state == "STOPPED":
                 continue
             print("  " + _replica_line(view, deployment.current.seq))

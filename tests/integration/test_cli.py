@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from mesh_cli import mesh
 
 from shared.settings import PROJECT_ROOT
@@ -14,25 +13,14 @@ from shared.settings import PROJECT_ROOT
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def private_topics_file(tmp_path, unique_name):
-    """The real declaration with every topic renamed, so this test owns its topics."""
-    document = yaml.safe_load((PROJECT_ROOT / "infra" / "topics.yaml").read_text())
-    prefix = unique_name("cli") + "."
-    for topic in document["topics"]:
-        topic["name"] = prefix + topic["name"]
-    path = tmp_path / "topics.yaml"
-    path.write_text(yaml.safe_dump(document))
-    return path, prefix
-
-
 def test_topics_apply_then_list_and_describe_against_the_session_broker(
-    kafka_bootstrap, private_topics_file, tmp_path
+    kafka_bootstrap, unique_name, tmp_path
 ):
-    path, prefix = private_topics_file
+    """MESH_TOPIC_PREFIX gives this test its own copy of every declared topic."""
+    prefix = unique_name("cli") + "."
     env = {
         "MESH_BOOTSTRAP_SERVERS": kafka_bootstrap,
-        "MESH_TOPICS_FILE": str(path),
+        "MESH_TOPIC_PREFIX": prefix,
         "MESH_HOME": str(tmp_path / "home"),
     }
     first = mesh("topics", "apply", env=env)

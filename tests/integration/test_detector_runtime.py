@@ -12,10 +12,10 @@ from services.detector_runtime.testing import (
     DetectorProcess,
     produce_feed,
     produce_raw,
-    read_status,
     read_topic,
 )
 from services.loadgen import StreamConfig
+from shared.json_files import read_json
 from shared.kafka.config import admin_config, producer_config
 from shared.settings import Settings
 
@@ -49,6 +49,19 @@ def _committed_lag(settings: Settings, group: str, topic: str) -> int:
         consumer.close()
 
 
+def transactions(count: int, customers: int, event_rate: float, fraud_share: float = 0.005):
+    """Valid generated transactions (with their ground truth) from START_MS on."""
+    config = StreamConfig(
+        start_time_ms=START_MS,
+        count=count,
+        customers=customers,
+        event_rate=event_rate,
+        fraud_share=fraud_share,
+        types=("transactions",),
+    )
+    return list(valid_records(config))
+
+
 def test_large_amount_alerts_exactly_the_planted_records_and_dead_letters_a_corrupt_one(
     mesh_settings: Settings,
     unique_name: Callable[[str], str],
@@ -60,15 +73,7 @@ def test_large_amount_alerts_exactly_the_planted_records_and_dead_letters_a_corr
     prefix = unique_name("rt") + "."
     names = _topics(prefix)
     create_topics([names["transactions"], names["alerts"], names["dlq"]], PARTITIONS)
-    config = StreamConfig(
-        start_time_ms=START_MS,
-        count=6_000,
-        customers=3_000,
-        event_rate=50.0,
-        fraud_share=0.02,
-        types=("transactions",),
-    )
-    feed = list(valid_records(config))
+    feed = transactions(count=6_000, customers=3_000, event_rate=50.0, fraud_share=0.02)
     expected = {
         r.record["record_id"] for r in feed for a in r.meta.alerts if a.detector == "large_amount"
     }
@@ -149,10 +154,7 @@ def test_exception_in_detect_is_dead_lettered_and_the_detector_goes_on(
     prefix = unique_name("rt") + "."
     names = _topics(prefix)
     create_topics([names["transactions"], names["alerts"], names["dlq"]], PARTITIONS)
-    config = StreamConfig(
-        start_time_ms=START_MS, count=1_000, customers=500, event_rate=5.0, types=("transactions",)
-    )
-    feed = list(valid_records(config))
+    feed = transactions(count=1_000, customers=500, event_rate=5.0)
     bad = {feed[3].record["customer_id"], feed[10].record["customer_id"]}
     failing = [r for r in feed if r.record["customer_id"] in bad]
     folder = _poison_detector(tmp_path / "poison", bad)
@@ -186,10 +188,7 @@ def test_a_detector_failing_on_every_record_stops_by_policy_after_committing(
     prefix = unique_name("rt") + "."
     names = _topics(prefix)
     create_topics([names["transactions"], names["alerts"], names["dlq"]], PARTITIONS)
-    config = StreamConfig(
-        start_time_ms=START_MS, count=300, customers=200, event_rate=2.0, types=("transactions",)
-    )
-    feed = list(valid_records(config))
+    feed = transactions(count=300, customers=200, event_rate=2.0)
     folder = _poison_detector(tmp_path / "poison", {r.record["customer_id"] for r in feed})
     produce_feed(mesh_settings, {"transactions": names["transactions"]}, feed)
 
@@ -214,7 +213,7 @@ def test_a_detector_failing_on_every_record_stops_by_policy_after_committing(
         len(feed) - len(dead)
     )
     # The status file says why, for `mesh status` and the supervisor.
-    status = read_status(status_path)
+    status = read_json(status_path)
     assert status is not None
     assert status["state"] == "failed" and status["pid"] == instance.process.pid
     assert "records failed (threshold 50%): stopping" in status["last_error"]
@@ -232,15 +231,7 @@ def test_the_status_file_follows_the_instance_from_running_to_stopped(
     prefix = unique_name("st") + "."
     names = _topics(prefix)
     create_topics([names["transactions"], names["alerts"], names["dlq"]], PARTITIONS)
-    config = StreamConfig(
-        start_time_ms=START_MS,
-        count=2_000,
-        customers=3_000,
-        event_rate=50.0,
-        fraud_share=0.05,
-        types=("transactions",),
-    )
-    feed = list(valid_records(config))
+    feed = transactions(count=2_000, customers=3_000, event_rate=50.0, fraud_share=0.05)
     expected = sum(1 for r in feed for a in r.meta.alerts if a.detector == "large_amount")
     produce_feed(mesh_settings, {"transactions": names["transactions"]}, feed)
     status_path = tmp_path / "instance" / "status.json"
@@ -257,7 +248,7 @@ def test_the_status_file_follows_the_instance_from_running_to_stopped(
         )
         later = instance.wait_for_status(status_path, lambda s: s["updated"] > running["updated"])
         assert instance.terminate() == 0
-    stopped = read_status(status_path)
+    stopped = read_json(status_path)
     assert stopped is not None
 
     assert running["detector"] == "large_amount" and running["version"] == "1.0.0"
@@ -319,10 +310,7 @@ def test_a_slow_batch_hands_the_rest_back_instead_of_overrunning_the_poll_interv
     prefix = unique_name("slow") + "."
     names = _topics(prefix)
     create_topics([names["transactions"], names["alerts"], names["dlq"]], 2)
-    config = StreamConfig(
-        start_time_ms=START_MS, count=200, customers=200, event_rate=2.0, types=("transactions",)
-    )
-    feed = list(valid_records(config))
+    feed = transactions(count=200, customers=200, event_rate=2.0)
     produce_feed(mesh_settings, {"transactions": names["transactions"]}, feed)
     folder = tmp_path / "slow"
     folder.mkdir()

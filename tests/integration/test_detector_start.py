@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from services.detector_runtime.sample_feed import FeedRecord, encoders, valid_records
-from services.detector_runtime.testing import DetectorProcess, read_status
+from services.detector_runtime.testing import DetectorProcess
 from services.loadgen import StreamConfig
 from shared.avro import AvroDeserializer
+from shared.json_files import read_json
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
 
@@ -174,7 +175,7 @@ def test_a_start_time_backfills_from_that_moment_once_then_continues_from_the_co
         alerts.until(lambda: len(alerts.seen) >= len(new))
         assert first.terminate() == 0
     assert sorted(alerts.ids()) == sorted(r.record["record_id"] for r in new)
-    stopped = read_status(status_path)
+    stopped = read_json(status_path)
     assert stopped is not None and stopped["records"] == len(new)
     assert stopped["state"] == "stopped"
     assert "never committed, starting at the manifest's time" in first.log_text()

@@ -16,7 +16,6 @@ the benchmark (`make bench`, scenario ``deploy``), not in a test on a shared 2-c
 from __future__ import annotations
 
 import shutil
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,7 @@ from mesh_cli import mesh
 from polling import wait_for
 
 from services.deployer.instances import Instance, running_instances
-from services.detector_runtime.sample_feed import encoders, valid_records
-from services.detector_runtime.testing import read_topic
-from services.loadgen import StreamConfig
-from shared.kafka.backpressure import produce_waiting
-from shared.kafka.config import producer_config
+from services.detector_runtime.testing import PacedFeed, read_topic
 from shared.kafka.group_generations import group_generations
 from shared.kafka.inspect import group_lag
 from shared.settings import PROJECT_ROOT
@@ -47,55 +42,6 @@ FEED_RATE = 600
 BEFORE_S = 5.0
 #: Seconds measured after an operation started, at least (the operation may take longer).
 DURING_S = 5.0
-
-
-class SteadyFeed:
-    """Valid transactions and logins at ``FEED_RATE`` records/s, from a thread, until stopped."""
-
-    def __init__(self, private_mesh) -> None:
-        self.mesh = private_mesh
-        self.produced = {"transactions": 0, "logins": 0}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.error: BaseException | None = None
-
-    def __enter__(self) -> SteadyFeed:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(60)
-        if self.error is not None:
-            raise self.error
-
-    def _run(self) -> None:
-        from confluent_kafka import Producer
-
-        try:
-            producer = Producer(producer_config(self.mesh.settings))
-            encode = encoders()
-            config = StreamConfig(
-                start_time_ms=int(time.time() * 1000),
-                count=10_000_000,
-                event_rate=FEED_RATE,
-                customers=60_000,
-            )
-            started = time.monotonic()
-            for sent, record in enumerate(valid_records(config), start=1):
-                if self._stop.is_set():
-                    break
-                topic = self.mesh.topic(f"records.{record.record_type}")
-                produce_waiting(
-                    producer, topic, encode[record.record_type].encode(record.record), record.key
-                )
-                self.produced[record.record_type] += 1
-                ahead = sent / FEED_RATE - (time.monotonic() - started)
-                if ahead > 0:
-                    time.sleep(ahead)
-            producer.flush(60)
-        except BaseException as exc:  # surfaced by __exit__
-            self.error = exc
 
 
 @dataclass(frozen=True)
@@ -185,7 +131,7 @@ def test_deploy_rollout_and_stop_do_not_disturb_the_other_detectors(private_mesh
     for name in BYSTANDERS:
         deployed = mesh("deploy", str(PROJECT_ROOT / "detectors" / name), env=env, timeout=300)
         assert deployed.returncode == 0, deployed.stderr
-    with SteadyFeed(private_mesh) as steady:
+    with PacedFeed(private_mesh.settings, FEED_RATE, customers=60_000) as steady:
         wait_for(lambda: settled(private_mesh), 90, "both bystanders' groups to settle")
 
         observe(private_mesh, "deploy", "deploy", str(PROJECT_ROOT / "detectors" / "new_country"))

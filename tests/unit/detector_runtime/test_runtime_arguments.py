@@ -1,0 +1,41 @@
+"""The runtime's command line: topic overrides and malformed KEY=VALUE options."""
+
+import pytest
+
+from services.detector_runtime.main import build_config, parser
+from shared.errors import ConfigError
+
+
+def config(*extra):
+    return build_config(parser().parse_args(["detectors/large_amount", *extra]))
+
+
+def test_topic_names_default_to_the_contract_under_the_prefix_and_can_be_overridden():
+    default = config("--topic-prefix", "p.")
+    assert default.topics.inputs == {"transactions": "p.records.transactions"}
+    assert (default.topics.alerts, default.group_id) == ("p.alerts", "p.detector.large_amount")
+    custom = config("--input", "transactions=mine", "--alerts-topic", "out", "--dlq-topic", "bad")
+    assert custom.topics.inputs == {"transactions": "mine"}
+    assert (custom.topics.alerts, custom.topics.dlq) == ("out", "bad")
+    assert custom.topics.changelog == "detector.large_amount.changelog"
+
+
+def test_consumer_settings_pass_through():
+    assert config("--consumer-config", "session.timeout.ms=6000").extra_consumer_config == {
+        "session.timeout.ms": "6000"
+    }
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--input", "transactions", "--input 'transactions': expected TYPE=TOPIC"),
+        ("--input", "transactions=", "--input 'transactions=': expected TYPE=TOPIC"),
+        ("--consumer-config", "=6000", "--consumer-config '=6000': expected KEY=VALUE"),
+        ("--input", "logins=x", "--input logins=...: large_amount reads transactions only"),
+    ],
+)
+def test_a_malformed_option_is_one_line_naming_it(option, value, message):
+    with pytest.raises(ConfigError) as raised:
+        config(option, value)
+    assert str(raised.value) == message
