@@ -35,7 +35,7 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
         f"({', '.join(validated.inputs)}), dry run of {validated.dry_run_records} records "
         f"-> {validated.dry_run_alerts} alerts"
     )
-    resolve_bootstrap(settings)  # no mesh: say so before anything is written
+    check_inputs_exist(settings, validated)  # no mesh: say so before anything is written
     registry = Registry(settings.home)
     with registry.changing(validated.name):
         existing = registry.get(validated.name)
@@ -69,6 +69,21 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
             f"reading from {validated.start} where the group has no offsets"
         )
         return deployment
+
+
+def check_inputs_exist(settings: Settings, validated: Validated) -> None:
+    """Refuse in one line when the cluster does not answer or an input topic is missing (the
+    runtime would otherwise wait for it, then die with a client error)."""
+    from shared.kafka.inspect import topic_views
+
+    wanted = [f"{settings.topic_prefix}records.{t}" for t in validated.inputs]
+    found = {view.name for view in topic_views(resolve_bootstrap(settings), wanted, timeout=5)}
+    missing = [topic for topic in wanted if topic not in found]
+    if missing:
+        raise DeployRefused(
+            f"input topic {missing[0]} does not exist: start the mesh with `mesh up` "
+            "(or create the topics with `mesh topics apply`)"
+        )
 
 
 def _check_name_free(

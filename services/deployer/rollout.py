@@ -26,7 +26,7 @@ from services.deployer.health import (
     watch,
 )
 from services.deployer.instances import Instance
-from services.deployer.lifecycle import Say
+from services.deployer.lifecycle import Say, check_inputs_exist
 from services.deployer.registry import RUNNING, Deployment, Registry
 from services.deployer.releases import Release, folder_digest
 from services.deployer.validate import validate
@@ -74,6 +74,7 @@ def rollout(
         raise DeployRefused(
             f"nothing to roll out: {folder} is what {name} v{current.current.version} runs"
         )
+    check_inputs_exist(settings, validated)
     say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)

@@ -207,3 +207,16 @@ def test_rollout_replaces_one_at_a_time_and_rolls_back_a_bad_version(
     assert after == good, "the old version's replicas were touched"
     deployment = Registry(private_mesh.settings.home).get("big_spender")
     assert deployment.current.version == "1.1.0" and "rolled back" in deployment.history[-1]
+
+
+def test_deploying_into_a_mesh_without_its_topics_is_refused_before_anything_starts(
+    private_mesh, tmp_path
+):
+    env = {**private_mesh.env, "MESH_TOPIC_PREFIX": private_mesh.prefix + "never-applied."}
+    refused = mesh("deploy", str(write_detector(tmp_path / "big", "big_spender")), env=env)
+    assert refused.returncode == 2
+    assert f"input topic {env['MESH_TOPIC_PREFIX']}records.transactions does not exist" in (
+        refused.stderr
+    )
+    assert "`mesh up`" in refused.stderr and refused.stderr.count("\n") == 1
+    assert Registry(private_mesh.settings.home).get("big_spender") is None
