@@ -62,12 +62,23 @@ class LocalProcess:
         return None
 
     def _owns(self, pid: int) -> bool:
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            return False
-        return state != "Z" and f"{TAG_VARIABLE}={self.tag}".encode() in environ
+        """Whether ``pid`` is alive and carries our tag.
+
+        Right after ``Popen`` returns, the kernel may still be setting up the new program
+        (vfork lets the parent go on before execve has placed the environment), and
+        ``/proc/<pid>/environ`` reads empty for a moment: that is "not yet", not "not ours".
+        """
+        tag = f"{TAG_VARIABLE}={self.tag}".encode()
+        for _ in range(50):
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except OSError:
+                return False
+            if environ or state == "Z":
+                return state != "Z" and tag in environ.split(b"\0")
+            time.sleep(0.01)
+        return False
 
     def start(self, command: list[str], env: Mapping[str, str]) -> tuple[ProcessInfo, bool]:
         """Start unless running; returns the process and whether this call started it."""
@@ -121,3 +132,35 @@ class LocalProcess:
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return folder_lock(self.dir, ProcessError)
+
+
+def stray_pids(home: Path) -> list[int]:
+    """Live processes carrying a tag of ``home`` (started by a LocalProcess there, or their
+    children): after every service was stopped by its pid file, whatever is left was lost."""
+    prefix = f"{TAG_VARIABLE}={home}/".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        # <home>/<name>, and a name has no slash: a home nested inside this one is not ours.
+        if any(item.startswith(prefix) and b"/" not in item[len(prefix) :] for item in environ):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:
+    """SIGTERM every stray of ``home``, SIGKILL what is left after ``timeout``; their pids."""
+    strays = stray_pids(home)
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in strays:
+        if not wait_gone(pid, timeout):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            wait_gone(pid, 10)
+    return strays

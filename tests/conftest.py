@@ -119,6 +119,7 @@ def private_mesh(
 
     from services.deployer.lifecycle import down
     from shared.cli.topics import apply_declared
+    from shared.local_process import stop_strays
 
     prefix = unique_name("mesh") + "."
     env = {
@@ -132,9 +133,12 @@ def private_mesh(
         yield PrivateMesh(env, settings, prefix)
     finally:
         down(settings, say=lambda line: None)
+        strays = stop_strays(settings.home)
         admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
         names = [t for t in admin.list_topics(timeout=10).topics if t.startswith(prefix)]
         if names:
             for future in admin.delete_topics(names, request_timeout=30).values():
                 with contextlib.suppress(Exception):  # best effort, as in create_topics
                     future.result()
+    # After the cleanup, so a lost process is stopped before the test is failed for it.
+    assert not strays, f"processes of this mesh outlived `down` (pid files lost): {strays}"

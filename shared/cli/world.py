@@ -14,6 +14,7 @@ from shared.cli.topics import apply_declared
 from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import consumer_groups, topic_views
 from shared.kafka.topics import declared_topics
+from shared.local_process import stop_strays
 from shared.settings import Settings
 
 
@@ -45,6 +46,8 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     lifecycle.down(settings)
     stopped = ingest_process(settings).stop()
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
+    for pid in stop_strays(settings.home):
+        print(f"stopped pid {pid}: started by this mesh, but no longer tracked by a pid file")
     stop_broker(settings)
     return 0
 
