@@ -43,8 +43,17 @@ class Settings:
     #: Prefix of every topic and consumer group the mesh's detectors use, so that several private
     #: meshes (the tests) can share one cluster. Empty in a real deployment.
     topic_prefix: str = ""
-    #: InfluxDB HTTP endpoint for the metrics aggregator.
+    #: InfluxDB HTTP endpoint for the metrics aggregator; empty = the local one, if installed.
     influx_url: str = ""
+    #: InfluxDB database the aggregator writes to (created if missing).
+    influx_db: str = "mesh"
+    #: Preferred port of the local InfluxDB; the next free one is used if it is busy.
+    influx_port: int = 8086
+    #: Seconds between two metric snapshots of a service instance (also sent at shutdown).
+    metrics_interval_s: float = 10.0
+    #: Seconds of silence after which the aggregator calls an instance stale: its gauges and rates
+    #: drop out of the totals, its counts stay.
+    metrics_stale_after_s: float = 60.0
     #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).
     otlp_endpoint: str = ""
 
