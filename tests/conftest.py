@@ -142,3 +142,46 @@ def private_mesh(
                     future.result()
     # After the cleanup, so a lost process is stopped before the test is failed for it.
     assert not strays, f"processes of this mesh outlived `down` (pid files lost): {strays}"
+
+
+@dataclass(frozen=True)
+class InfluxServer:
+    """The session's InfluxDB: ``url`` (``http://127.0.0.1:<port>``) and a database created for
+    this session; tests that need isolation use their own database or measurement names."""
+
+    url: str
+    database: str
+
+
+@pytest.fixture(scope="session")
+def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]:
+    """A real InfluxDB 1.x (Debian's influxd) on loopback, shared by the whole session.
+
+    When influxd is missing, ``python -m shared.influx.install`` runs first (the CI machine is
+    root, so `make test` works on a fresh machine); if that cannot install it the tests fail
+    with its message rather than skip, so a missing InfluxDB is never mistaken for a pass.
+    """
+    import subprocess
+    import sys
+
+    from shared.influx.server import LocalInflux, installed
+    from shared.influx.writer import InfluxWriter
+
+    if not installed():
+        result = subprocess.run(
+            [sys.executable, "-m", "shared.influx.install"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if result.returncode != 0 or not installed():
+            pytest.fail(f"InfluxDB is needed and could not be installed: {result.stdout.strip()}")
+    home = tmp_path_factory.mktemp("influx-home")
+    server = LocalInflux(replace(Settings.from_env(), home=home, influx_port=0))
+    url = server.start()
+    try:
+        database = f"tests_{uuid.uuid4().hex[:8]}"
+        InfluxWriter(url, database).ensure_database()
+        yield InfluxServer(url, database)
+    finally:
+        server.stop()
