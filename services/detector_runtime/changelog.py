@@ -54,6 +54,10 @@ class RestoreStats:
     """What one restore did (logged, and exposed for metrics)."""
 
     partition: int
+    #: Offsets on the changelog partition when the restore began, and how many of them are
+    #: behind it so far (compaction leaves gaps, so ``read`` may stay below ``total``).
+    total: int = 0
+    covered: int = 0
     read: int = 0
     applied: int = 0
     ignored: int = 0
@@ -66,6 +70,7 @@ def restore_task(
     state: TaskState,
     committed: dict[str, int],
     progress_every: int = 100_000,
+    stats: RestoreStats | None = None,
 ) -> RestoreStats:
     """Rebuild ``state`` from ``topic[state.task]``, keeping updates below ``committed``.
 
@@ -75,13 +80,14 @@ def restore_task(
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     partition = state.task
-    stats = RestoreStats(partition)
+    stats = stats if stats is not None else RestoreStats(partition)
     started = time.monotonic()
     consumer = consumer_factory()
     try:
         low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
         if high <= low:
             return stats
+        stats.total = high - low
         log.info("restoring %s[%d]: %d update(s) to read", topic, partition, high - low)
         consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
         position = low
@@ -90,6 +96,7 @@ def restore_task(
                 if message.error() is not None:
                     continue
                 position = message.offset() + 1
+                stats.covered = position - low
                 stats.read += 1
                 source_topic, source_offset = _source(message.headers())
                 limit = committed.get(source_topic)
@@ -100,6 +107,7 @@ def restore_task(
                 stats.applied += 1
                 if stats.read % progress_every == 0:
                     log.info("restoring %s[%d]: %d of %d", topic, partition, stats.read, high - low)
+        stats.covered = stats.total
         stats.seconds = time.monotonic() - started
         log.info(
             "restored %s[%d]: %d applied, %d ignored (beyond the committed offset) in %.2f s",

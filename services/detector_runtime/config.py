@@ -32,6 +32,8 @@ class Topics:
     alerts: str
     dlq: str
     changelog: str
+    #: Where the instance reports its metric snapshots (docs/metrics.md).
+    metrics: str = "metrics"
 
     @property
     def input_types(self) -> dict[str, str]:
@@ -55,6 +57,7 @@ def default_topics(
         alerts=f"{prefix}alerts",
         dlq=f"{prefix}detectors.dlq",
         changelog=f"{prefix}detector.{detector.name}.changelog",
+        metrics=f"{prefix}metrics",
     )
 
 

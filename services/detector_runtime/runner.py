@@ -41,6 +41,11 @@ from services.detector_runtime.dead_letters import (
 )
 from services.detector_runtime.delivery import DeliveryTracker
 from services.detector_runtime.error_policy import ErrorPolicy
+from services.detector_runtime.instrumentation import (
+    RuntimeMetrics,
+    metrics_topic_exists,
+    parse_stats,
+)
 from services.detector_runtime.start_position import (
     assign_from_time,
     auto_offset_reset,
@@ -106,17 +111,27 @@ class Runner:
                 **config.extra_consumer_config,
             },
         )
-        if status is not None:
-            # Only for the status file's `rebalances`: one small JSON document a second.
-            client_settings = {
-                "statistics.interval.ms": 1000,
-                **client_settings,
-                "stats_cb": self.membership.on_stats,
-            }
+        # librdkafka statistics, one small JSON document a second: the status file's
+        # `rebalances` and the `consumer.lag` gauge.
+        client_settings = {
+            "statistics.interval.ms": 1000,
+            **client_settings,
+            "stats_cb": self._on_stats,
+        }
         self._cooperative = is_cooperative(client_settings)
         self._consumer = Consumer(client_settings)
         self._committer = OffsetCommitter(self._consumer)
         self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
+        self._restoring: RestoreStats | None = None
+        self.metrics = RuntimeMetrics(
+            settings,
+            detector.name,
+            config.instance_id,
+            self._producer if metrics_topic_exists(self._producer, config.topics.metrics) else None,
+            config.topics.metrics,
+            state_size=self._state_size,
+            restore_progress=self._restore_progress,
+        )
         self._last_log = time.monotonic()
 
     # lifecycle ------------------------------------------------------------------------------
@@ -147,6 +162,7 @@ class Runner:
         status = self._status
         if status is not None:
             status.write(self.progress(), RUNNING)
+        self.metrics.start()
         batches = 0
         completed = False
         try:
@@ -183,6 +199,7 @@ class Runner:
     def _close(self) -> None:
         log.info("leaving the group: %s", self.counters.summary())
         try:
+            self.metrics.close()
             self._producer.flush(self.config.flush_timeout_s)
             self._committer.settle(timeout=10.0)
         finally:
@@ -222,6 +239,8 @@ class Runner:
         counters, policy = self.counters, self._policy
         decoders, types, tasks = self._decode_fns, self._topic_types, self._tasks
         stateful = self._detector.stateful
+        timer, delay = self.metrics.processing, self.metrics.delay
+        now_ms = time.time() * 1000.0
         next_offsets: dict[tuple[str, int], int] = {}
         touched: set[Task] = set()
         handed_back: dict[tuple[str, int], int] = {}
@@ -254,7 +273,10 @@ class Runner:
             task = tasks.get(partition) or self._task(partition)
             if stateful:
                 touched.add(task)
+            began = time.perf_counter_ns()
             outcome = task.process(types[topic], record, topic, offset)
+            timer.update_ns(time.perf_counter_ns() - began)
+            delay.update(now_ms - record["event_time"])
             if outcome.attempts > 1:
                 counters.retries += outcome.attempts - 1
             if outcome.error is not None:
@@ -279,6 +301,8 @@ class Runner:
                     changes,
                     self._tracker,
                 )
+        self.metrics.after_batch(counters)
+        self.metrics.before_commit()
         self._tracker.wait(self._producer, self.config.flush_timeout_s)
         if next_offsets:
             self._commit(next_offsets)
@@ -397,6 +421,7 @@ class Runner:
             if tp.offset >= 0
         }
         task = Task(self._detector, number, retry=self._retry)
+        self._restoring = stats = RestoreStats(number)
         factory: Callable[[], Any] = lambda: Consumer(  # noqa: E731
             consumer_config(
                 self.settings,
@@ -404,10 +429,30 @@ class Runner:
                 **{"client.id": f"{self.config.instance_id}-restore"},
             )
         )
-        stats = restore_task(factory, self.config.topics.changelog, task.state, committed)
+        restore_task(factory, self.config.topics.changelog, task.state, committed, stats=stats)
+        self._restoring = None
         self.restores.append(stats)
         self.counters.restored += stats.applied
         self._tasks[number] = task
+
+    # gauges (read by the metrics reporter's thread) ------------------------------------------
+    def _state_size(self) -> int:
+        return sum(
+            len(store)
+            for task in list(self._tasks.values())
+            for store in task.state.stores.values()
+        )
+
+    def _restore_progress(self) -> float:
+        """Share of changelog updates read, over every restore so far (1.0: nothing pending)."""
+        restores = [*self.restores, *([self._restoring] if self._restoring else [])]
+        total = sum(r.total for r in restores)
+        return 1.0 if total == 0 else sum(r.covered for r in restores) / total
+
+    def _on_stats(self, stats_json: str) -> None:
+        stats = parse_stats(stats_json)
+        self.membership.on_stats(stats)
+        self.metrics.on_stats(stats)
 
     def _maybe_log(self) -> None:
         now = time.monotonic()

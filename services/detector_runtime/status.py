@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,10 +72,10 @@ class Membership:
     def on_revoke(self, partitions: Iterable[Any]) -> None:
         self.revocations += len({(p.topic, p.partition) for p in partitions})
 
-    def on_stats(self, stats_json: str) -> None:
-        """librdkafka's ``stats_cb``: keeps the group's rebalance count, nothing else."""
+    def on_stats(self, stats: Mapping[str, Any]) -> None:
+        """librdkafka's statistics (parsed): keeps the group's rebalance count, nothing else."""
         with contextlib.suppress(ValueError, KeyError, TypeError):
-            self.rebalances = int(json.loads(stats_json)["cgrp"]["rebalance_cnt"])
+            self.rebalances = int(stats["cgrp"]["rebalance_cnt"])
 
 
 def describe(exc: object) -> str:

@@ -151,9 +151,18 @@ class DetectorProcess:
     """One detector instance as a subprocess; output goes to ``log_path``."""
 
     def __init__(
-        self, settings: Settings, target: str | Path, args: Sequence[str], log_path: Path
+        self,
+        settings: Settings,
+        target: str | Path,
+        args: Sequence[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
     ) -> None:
-        env = {**os.environ, "MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers}
+        env = {
+            **os.environ,
+            "MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
+            **(env or {}),
+        }
         self.log_path = log_path
         self._log = log_path.open("ab")
         self.process = subprocess.Popen(

@@ -16,22 +16,24 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from services.ingest.config import IngestConfig
+from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.session import spark_session
-from services.ingest.validation import checked_types, classify
+from services.ingest.validation import ERROR, checked_types, classify
 from services.ingest.windows import classify_window, count_windows, window_records
 from shared.avro.catalogue import Catalogue
 from shared.errors import MeshError
 from shared.kafka.config import resolve_bootstrap
+from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.settings import Settings
 
 #: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB.
@@ -77,8 +79,9 @@ def start_routing(
     bootstrap = resolve_bootstrap(settings)
     catalogue = Catalogue.load(settings.schemas_dir)
     types = checked_types(catalogue)
+    classified = classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes)
     routed = route(
-        classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
+        observe_outcomes(classified, F.col(ERROR)),
         types,
         catalogue,
         config.records_prefix,
@@ -141,21 +144,26 @@ def main() -> int:
     settings = Settings.from_env()
     try:
         config = IngestConfig.from_env()
-        instance_id = f"ingest@{socket.gethostname()}:{os.getpid()}"
+        instance = instance_id("ingest")
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (local[2] by default).
         master = None if "PYSPARK_GATEWAY_PORT" in os.environ else config.master
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
-        queries = start_queries(spark, settings, config, instance_id)
+        registry = MetricRegistry(service="ingest", instance_id=instance)
+        add_process_gauges(registry)
+        spark.streams.addListener(IngestMetricsListener(registry))
+        queries = start_queries(spark, settings, config, instance)
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
+    metrics = MetricsReporter.for_settings(registry, settings)
+    metrics.start()
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     reporter = threading.Thread(target=_report, args=(queries, stopping), daemon=True)
     reporter.start()
-    print(f"ingest: {instance_id} running queries {[q.name for q in queries]}", flush=True)
+    print(f"ingest: {instance} running queries {[q.name for q in queries]}", flush=True)
     while not stopping.is_set():
         for query in queries:
             if not query.isActive:
@@ -164,6 +172,7 @@ def main() -> int:
         time.sleep(0.5)
     for query in queries:
         query.stop()
+    metrics.close()
     spark.stop()
     print("ingest: stopped", flush=True)
     return 0

@@ -226,8 +226,8 @@ def test_membership_counts_assignments_revocations_and_librdkafka_rebalances() -
     membership.on_assign([_TP("u", 0)])
     membership.on_revoke([_TP("t", 1)])
     assert (membership.assignments, membership.revocations) == (2, 1)
-    membership.on_stats(json.dumps({"name": "c", "cgrp": {"rebalance_cnt": 3, "state": "up"}}))
-    membership.on_stats("{}")  # a report without a group section keeps the last count
+    membership.on_stats({"name": "c", "cgrp": {"rebalance_cnt": 3, "state": "up"}})
+    membership.on_stats({})  # a report without a group section keeps the last count
     assert membership.rebalances == 3
 
 

@@ -1,0 +1,185 @@
+"""MetricsReporter: the registry's snapshots onto the compacted ``metrics`` topic.
+
+Every ``interval_s`` a daemon thread produces one snapshot per metric; :meth:`produce` does the
+same on demand (the detector runtime publishes its counts with every offset commit), and
+:meth:`close` publishes a last one and flushes. Values are Avro ``MetricSnapshot`` records in
+single-object encoding, keys ``<instance id>/<metric>`` (docs/metrics.md).
+
+Two rules keep the topic right:
+
+* **Counts never go backwards on the topic.** Taking snapshots and handing them to the producer
+  happen under one lock, so two threads producing at once (the reporter's thread, the runtime's
+  commit) enqueue them in the order they were taken, and librdkafka keeps that order per key.
+* **The reporter polls only a producer it owns.** With the caller's producer (the runtime's),
+  polling from the reporter's thread would run the caller's delivery callbacks on the wrong
+  thread, concurrently with the caller's own ``flush``; the caller polls and flushes it anyway.
+  A reporter given ``producer=None`` is disabled (no metrics topic): every call does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Collection
+from types import TracebackType
+from typing import Any
+
+from shared.metrics.registry import MetricRegistry
+from shared.metrics.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+#: The schema of every value (schemas/metric_snapshot, record mesh.MetricSnapshot).
+SCHEMA = "metric_snapshot"
+
+
+class MetricsReporter:
+    """Publishes ``registry``'s snapshots to ``topic`` through ``producer``.
+
+    ``producer`` is a confluent-kafka ``Producer`` owned by the caller (who polls and flushes it),
+    unless ``owns_producer`` (as built by :meth:`for_settings`): then the reporter polls it after
+    each round and :meth:`close` is its last user.
+    """
+
+    def __init__(
+        self,
+        registry: MetricRegistry,
+        producer: Any | None,
+        topic: str,
+        interval_s: float = 10.0,
+        *,
+        owns_producer: bool = False,
+        serializer: Callable[[Snapshot], bytes] | None = None,
+    ) -> None:
+        if interval_s <= 0:
+            raise ValueError(f"a reporting interval is positive, got {interval_s} s")
+        if serializer is None and producer is not None:
+            from shared.avro import AvroSerializer
+
+            serializer = AvroSerializer(SCHEMA).encode
+        self.registry = registry
+        self.topic = topic
+        self.interval_s = interval_s
+        self._producer = producer
+        self._owns = owns_producer
+        self._encode = serializer
+        self._produce_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        #: Snapshots the broker did not acknowledge (reported by delivery callbacks).
+        self.delivery_failures = 0
+
+    @classmethod
+    def for_settings(
+        cls,
+        registry: MetricRegistry,
+        settings: Any,
+        topic: str | None = None,
+        interval_s: float | None = None,
+    ) -> MetricsReporter:
+        """A reporter with a producer of its own, for services without one (ingest, the
+        aggregator): topic ``<prefix>metrics`` and ``MESH_METRICS_INTERVAL_S`` unless given."""
+        from confluent_kafka import Producer
+
+        from shared.avro import AvroSerializer, load_catalogue
+        from shared.kafka.config import producer_config
+
+        serializer = AvroSerializer(SCHEMA, catalogue=load_catalogue(settings.schemas_dir))
+        return cls(
+            registry,
+            Producer(producer_config(settings)),
+            settings.topic_prefix + "metrics" if topic is None else topic,
+            settings.metrics_interval_s if interval_s is None else interval_s,
+            owns_producer=True,
+            serializer=serializer.encode,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self._producer is not None
+
+    def produce(self, types: Collection[str] | None = None) -> int:
+        """Hand a snapshot of every metric (of ``types`` only, if given) to the producer now,
+        without flushing; returns how many. Raises BufferError if the producer's queue is full
+        (after one wait, for a producer the reporter owns)."""
+        producer, encode = self._producer, self._encode
+        if producer is None or encode is None:
+            return 0
+        with self._produce_lock:
+            items = self.registry.snapshot_items(types=types)
+            for key, record in items:
+                value = encode(record)
+                try:
+                    producer.produce(self.topic, value, key, on_delivery=self._on_delivery)
+                except BufferError:
+                    if not self._owns:
+                        raise
+                    producer.poll(1.0)
+                    producer.produce(self.topic, value, key, on_delivery=self._on_delivery)
+            return len(items)
+
+    def start(self) -> None:
+        """Produce every ``interval_s`` on a daemon thread (once; later calls do nothing)."""
+        if self._closed:
+            raise RuntimeError("this metrics reporter is closed; create a new one")
+        if self._producer is None or self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._run, name=f"metrics-reporter-{self.registry.service}", daemon=True
+        )
+        self._thread.start()
+
+    def close(self, timeout_s: float = 10.0) -> int:
+        """Stop the thread, produce a last snapshot of everything and flush the producer.
+
+        Returns the number of messages still undelivered after ``timeout_s`` (0 = all sent).
+        Only the first call does anything.
+        """
+        with self._produce_lock:
+            if self._closed:
+                return 0
+            self._closed = True
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self._producer is None:
+            return 0
+        try:
+            self.produce()
+        except Exception:
+            log.exception("could not produce the last metric snapshots")
+        remaining = int(self._producer.flush(timeout_s))
+        if remaining:
+            log.warning(
+                "%d message(s) not delivered to %s within %s s", remaining, self.topic, timeout_s
+            )
+        return remaining
+
+    def __enter__(self) -> MetricsReporter:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _run(self) -> None:
+        producer = self._producer
+        assert producer is not None  # start() does not start a disabled reporter
+        while not self._stopping.wait(self.interval_s):
+            try:
+                self.produce()
+                if self._owns:
+                    producer.poll(0)  # serve delivery reports of our own producer
+            except Exception:  # reporting must outlive a bad round (full queue, broken gauge)
+                log.exception("could not produce metric snapshots to %s", self.topic)
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self.delivery_failures += 1
+            log.warning("metric snapshot %r not delivered to %s: %s", msg.key(), self.topic, err)

@@ -1,0 +1,64 @@
+"""Test doubles for the metrics tests: a clock the test moves, a producer that records."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class FakeClock:
+    """Seconds that only move when the test says so."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Produced:
+    topic: str
+    value: bytes
+    key: str
+    on_delivery: Callable[[Any, Any], None] | None
+
+
+@dataclass
+class FakeProducer:
+    """Records produce/poll/flush like confluent-kafka's Producer, delivering nothing."""
+
+    messages: list[Produced] = field(default_factory=list)
+    polls: int = 0
+    flushes: list[float] = field(default_factory=list)
+    #: flush() returns this (messages "still in the queue").
+    undelivered: int = 0
+    #: produce() raises BufferError while this is > 0 (and counts it down).
+    full_for: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes,
+        key: str,
+        on_delivery: Callable[[Any, Any], None] | None = None,
+    ) -> None:
+        with self.lock:
+            if self.full_for > 0:
+                self.full_for -= 1
+                raise BufferError("Local: Queue full")
+            self.messages.append(Produced(topic, value, key, on_delivery))
+
+    def poll(self, timeout: float = -1) -> int:
+        self.polls += 1
+        return 0
+
+    def flush(self, timeout: float = -1) -> int:
+        self.flushes.append(timeout)
+        return self.undelivered

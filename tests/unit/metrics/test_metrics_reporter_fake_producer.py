@@ -1,0 +1,197 @@
+"""MetricsReporter without a broker: what it hands the producer, when, and who polls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from metrics_fakes import FakeProducer
+from polling import wait_for
+
+from shared.avro import AvroDeserializer
+from shared.metrics import MetricRegistry, MetricsReporter
+from shared.settings import Settings
+
+decode = AvroDeserializer("metric_snapshot").decode
+
+
+def _counts(producer: FakeProducer, key: str) -> list[int]:
+    return [decode(m.value)["count"] for m in producer.messages if m.key == key]
+
+
+def test_produce_hands_every_snapshot_over_without_flushing(registry: MetricRegistry) -> None:
+    counter = registry.counter("errors")
+    counter.inc(4)
+    meter = registry.meter("records.in", {"partition": "0"})
+    registry.gauge("state.size", lambda: 3)
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics")
+    assert reporter.produce() == 3
+    assert producer.flushes == [] and producer.polls == 0
+    assert {m.topic for m in producer.messages} == {"metrics"}
+    keys = {m.key for m in producer.messages}
+    assert keys == {
+        registry.key(counter),
+        registry.key(meter),
+        f"{registry.instance_id}/state.size",
+    }
+    assert _counts(producer, registry.key(counter)) == [4]
+
+
+def test_produce_can_select_types(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    registry.meter("records.in")
+    registry.timer("processing")
+    producer = FakeProducer()
+    assert MetricsReporter(registry, producer, "metrics").produce({"COUNTER", "METER"}) == 2
+    assert {decode(m.value)["type"] for m in producer.messages} == {"COUNTER", "METER"}
+
+
+def test_a_reporter_without_producer_does_nothing(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    reporter = MetricsReporter(registry, None, "metrics")
+    reporter.start()
+    assert not reporter.enabled
+    assert reporter.produce() == 0
+    assert reporter.close() == 0
+
+
+def test_the_thread_produces_every_interval_and_never_polls_the_callers_producer(
+    registry: MetricRegistry,
+) -> None:
+    counter = registry.counter("errors")
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics", interval_s=0.01)
+    reporter.start()
+    try:
+        for _ in range(5):
+            counter.inc()
+            time.sleep(0.01)
+        wait_for(lambda: len(producer.messages) >= 5, timeout=10, what="five rounds")
+    finally:
+        reporter.close(timeout_s=1)
+    assert producer.polls == 0  # its delivery callbacks belong to the caller's thread
+    counts = _counts(producer, registry.key(counter))
+    assert counts == sorted(counts)
+    assert counts[-1] == 5  # the final snapshot from close()
+    assert producer.flushes == [1]
+
+
+def test_an_owned_producer_is_polled_by_the_thread(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics", 0.01, owns_producer=True)
+    with reporter:
+        wait_for(lambda: producer.polls >= 2, timeout=10, what="polls")
+    assert producer.flushes == [10.0]
+
+
+def test_close_is_idempotent_and_reports_undelivered(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    producer = FakeProducer(undelivered=2)
+    reporter = MetricsReporter(registry, producer, "metrics")
+    assert reporter.close(timeout_s=0.5) == 2
+    assert reporter.close() == 0
+    assert len(producer.messages) == 1
+    assert producer.flushes == [0.5]
+    with pytest.raises(RuntimeError, match="closed"):
+        reporter.start()
+
+
+def test_concurrent_producers_enqueue_snapshots_in_the_order_taken(
+    registry: MetricRegistry,
+) -> None:
+    """A snapshot taken earlier must not reach the topic after a later one (compaction would
+    keep the stale count)."""
+    counter = registry.counter("errors")
+    counter.inc()
+    entered, release = threading.Event(), threading.Event()
+
+    class SlowProducer(FakeProducer):
+        def produce(self, *args: Any, **kwargs: Any) -> None:
+            if not entered.is_set():
+                entered.set()
+                release.wait(10)
+            super().produce(*args, **kwargs)
+
+    producer = SlowProducer()
+    reporter = MetricsReporter(registry, producer, "metrics")
+    first = threading.Thread(target=reporter.produce)
+    first.start()
+    assert entered.wait(10)
+    counter.inc()  # the second snapshot will carry 2
+    second = threading.Thread(target=reporter.produce)
+    second.start()
+    time.sleep(0.2)
+    assert producer.messages == []  # the second waits for the first to be enqueued
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert _counts(producer, registry.key(counter)) == [1, 2]
+
+
+def test_a_full_queue_of_the_callers_producer_is_raised(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    producer = FakeProducer(full_for=1)
+    with pytest.raises(BufferError):
+        MetricsReporter(registry, producer, "metrics").produce()
+    assert producer.polls == 0
+
+
+def test_a_full_queue_of_an_owned_producer_is_waited_out_once(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    producer = FakeProducer(full_for=1)
+    assert MetricsReporter(registry, producer, "metrics", owns_producer=True).produce() == 1
+    assert producer.polls == 1
+    assert len(producer.messages) == 1
+
+
+def test_delivery_failures_are_counted(registry: MetricRegistry) -> None:
+    registry.counter("errors")
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics")
+    reporter.produce()
+
+    class Message:
+        def key(self) -> bytes:
+            return b"k"
+
+    callback = producer.messages[0].on_delivery
+    assert callback is not None
+    callback(None, Message())
+    callback("broker down", Message())
+    assert reporter.delivery_failures == 1
+
+
+def test_for_settings_builds_its_own_producer_and_topic(
+    registry: MetricRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import confluent_kafka
+
+    built: list[dict[str, Any]] = []
+
+    def fake_producer(config: dict[str, Any]) -> FakeProducer:
+        built.append(config)
+        return FakeProducer()
+
+    monkeypatch.setattr(confluent_kafka, "Producer", fake_producer)
+    settings = replace(
+        Settings.from_env({}),
+        bootstrap_servers="broker:9092",
+        topic_prefix="t1.",
+        metrics_interval_s=2.5,
+    )
+    reporter = MetricsReporter.for_settings(registry, settings)
+    assert (reporter.topic, reporter.interval_s) == ("t1.metrics", 2.5)
+    assert built[0]["bootstrap.servers"] == "broker:9092"
+    assert built[0]["enable.idempotence"] is True
+    other = MetricsReporter.for_settings(registry, settings, topic="m", interval_s=0.2)
+    assert (other.topic, other.interval_s) == ("m", 0.2)
+
+
+def test_interval_must_be_positive(registry: MetricRegistry) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        MetricsReporter(registry, FakeProducer(), "metrics", interval_s=0)
