@@ -17,11 +17,14 @@ from pathlib import Path
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from kafka_reading import run_ingest
+from polling import wait_for
 
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
+from services.ingest.metrics import IngestMetricsListener
 from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 from shared.avro import AvroDeserializer
+from shared.metrics import MetricRegistry
 
 pytestmark = pytest.mark.integration
 
@@ -90,6 +93,12 @@ def drain(bootstrap: str, topic: str, timeout: float = 60.0):
     return messages
 
 
+def _observed(registry: MetricRegistry) -> int:
+    routing = {"query": "ingest-routing"}
+    valid = registry.counter("ingest.records.valid", tags=routing).count
+    return valid + registry.counter("ingest.records.invalid", tags=routing).count
+
+
 def header(message, name: str) -> str | None:
     return next((v.decode() for k, v in (message.headers() or []) if k == name), None)
 
@@ -122,7 +131,17 @@ def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
     assert extra.flush(30) == 0
     raw_total = report.delivered + 5
 
-    run_ingest(spark, mesh_settings, topics.config(tmp_path / "cp"))
+    registry = MetricRegistry(service="ingest", instance_id="ingest@test")
+    listener = IngestMetricsListener(registry)
+    spark.streams.addListener(listener)
+    try:
+        run_ingest(spark, mesh_settings, topics.config(tmp_path / "cp"))
+        # Progress events reach listeners asynchronously, after the batch.
+        wait_for(
+            lambda: _observed(registry) == raw_total, timeout=30, what="ingest's outcome counters"
+        )
+    finally:
+        spark.streams.removeListener(listener)
 
     bootstrap = mesh_settings.bootstrap_servers
     valid = drain(bootstrap, topics.records("transactions")) + drain(
@@ -164,6 +183,12 @@ def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
         assert header(message, "mesh.error.stage") == "ingest"
         assert header(message, "mesh.error.class")
     assert sum(codes.values()) == report.invalid + 4
+
+    # The metrics of the instance (its query listener) agree with what landed in Kafka.
+    routing = {"query": "ingest-routing"}
+    assert registry.counter("ingest.records.valid", tags=routing).count == len(valid)
+    assert registry.counter("ingest.records.invalid", tags=routing).count == len(invalid)
+    assert registry.meter("ingest.rows.in", tags=routing).count == raw_total
 
     # Trace context: everything carries one; a record sent with one continues its trace.
     assert all(
