@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
             results = []
             for name in wanted:
                 print(f"running {name} ...", file=sys.stderr, flush=True)
-                results.append(SCENARIOS[name](settings))
+                outcome = SCENARIOS[name](settings)
+                results.extend(outcome if isinstance(outcome, list) else [outcome])
     except MeshError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 2

@@ -3,10 +3,10 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import deploy, detectors, generator, ingest, raw_pipe
+from bench.scenarios import deploy, detectors, generator, ingest, metrics, raw_pipe
 from shared.settings import Settings
 
-SCENARIOS: dict[str, Callable[[Settings], Result]] = {
+SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "raw_pipe": raw_pipe.run_throughput,
     "raw_pipe_latency": raw_pipe.run_latency,
     "generate": generator.run_generate,
@@ -15,4 +15,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result]] = {
     "ingest_latency": ingest.run_latency,
     **detectors.SCENARIOS,
     "deploy": deploy.run_deploy,
+    "metrics": metrics.run_all,
 }

@@ -39,6 +39,8 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
     bootstrap = resolve_bootstrap(settings)
     _ingest_line(settings)
+    _influx_line(settings)
+    _aggregator_line(settings)
     _detector_lines(settings, bootstrap)
     declared = [s.name for s in declared_topics(settings)]
     for view in topic_views(bootstrap, declared):
@@ -65,6 +67,50 @@ def _ingest_line(settings: Settings) -> None:
             rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
             break
     print(f"ingest   UP     pid {info.pid}  up {info.uptime_s:.0f} s{rate}")
+
+
+def _influx_line(settings: Settings) -> None:
+    from shared.influx.server import LocalInflux, installed
+
+    if settings.influx_url:
+        print(f"influxdb EXTERN {settings.influx_url} (MESH_INFLUX_URL)")
+        return
+    url = LocalInflux(settings).running_url()
+    if url is not None:
+        print(f"influxdb UP     {url}  database {settings.influx_db}")
+    elif installed():
+        print("influxdb DOWN   (start the mesh with `mesh up`)")
+    else:
+        print("influxdb NONE   not installed: metrics go to files (as root: make influxdb)")
+
+
+def _aggregator_line(settings: Settings) -> None:
+    """The metrics aggregator: up or down, its throughput, and whether InfluxDB takes its points
+    (a down InfluxDB shows here as buffered points and the last error, not as a crash)."""
+    from services.metrics_aggregator.config import status_path
+    from services.metrics_aggregator.process import aggregator_process
+    from shared.json_files import read_json
+
+    info = aggregator_process(settings).running()
+    if info is None:
+        print("metrics  DOWN   (start it with `mesh up`)")
+        return
+    status = read_json(status_path(settings)) or {}
+    figures = (
+        f"{status.get('snapshots_in', 0)} snapshots, {status.get('dead_letters', 0)} dead letters,"
+        f" {status.get('series', 0)} series"
+    )
+    influx = status.get("influx")
+    if influx is None:
+        sink = "files only"
+    elif influx.get("healthy"):
+        sink = f"influx ok ({influx.get('written', 0)} points)"
+    else:
+        sink = (
+            f"influx FAILING: {influx.get('buffered', 0)} points buffered, "
+            f"{influx.get('dropped', 0)} dropped, last error: {influx.get('last_error') or '?'}"
+        )
+    print(f"metrics  UP     pid {info.pid}  up {info.uptime_s:.0f} s  {figures}; {sink}")
 
 
 def _detector_lines(settings: Settings, bootstrap: str) -> None:

@@ -1,8 +1,9 @@
 """``mesh up|down|status|describe``: the embedded local mesh as a whole.
 
-The mesh is the broker, the declared topics, the ingest job and every deployed detector (the
-reference ones under detectors/ are deployed by the first ``up``); the aggregator and notifier
-join as they are built. ``mesh status`` lives in :mod:`shared.cli.status`.
+The mesh is the broker, the declared topics, InfluxDB (when installed), the ingest job, the
+metrics aggregator and every deployed detector (the reference ones under detectors/ are deployed
+by the first ``up``); the notifier joins when it is built. ``mesh status`` lives in
+:mod:`shared.cli.status`.
 """
 
 from __future__ import annotations
@@ -32,20 +33,55 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     from services.deployer import lifecycle
     from services.ingest.service import start_ingest
 
+    _start_influx(settings)
     info, started = start_ingest(settings)
     state = "started" if started else "already running:"
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
+    _start_aggregator(settings)
     lifecycle.up(settings)
     return code
+
+
+def _start_influx(settings: Settings) -> None:
+    """The local InfluxDB, unless MESH_INFLUX_URL names one or influxd is not installed."""
+    from shared.influx.server import LocalInflux, installed
+
+    dashboard = "infra/grafana/detector-mesh.json"
+    if settings.influx_url:
+        print(f"influxdb at {settings.influx_url} (MESH_INFLUX_URL), database {settings.influx_db}")
+        return
+    if not installed():
+        print(
+            "influxdb not installed: metrics go to line-protocol files under "
+            f"{settings.home / 'metrics'} only (install it as root: make influxdb)"
+        )
+        return
+    url = LocalInflux(settings).start()
+    print(f"influxdb {url}, database {settings.influx_db} (Grafana dashboard: {dashboard})")
+
+
+def _start_aggregator(settings: Settings) -> None:
+    from services.metrics_aggregator.process import aggregator_process, start_aggregator
+
+    info, started = start_aggregator(settings)
+    state = "started" if started else "already running:"
+    log = aggregator_process(settings).log_file
+    print(f"{state} metrics aggregator pid {info.pid} (log: {log})")
 
 
 def down(args: argparse.Namespace, settings: Settings) -> int:
     from services.deployer import lifecycle
     from services.ingest.service import ingest_process
+    from services.metrics_aggregator.process import aggregator_process
+    from shared.influx.server import LocalInflux
 
     lifecycle.down(settings)
     stopped = ingest_process(settings).stop()
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
+    stopped = aggregator_process(settings).stop()
+    print(f"stopped aggregator pid {stopped.pid}" if stopped else "aggregator was not running")
+    if LocalInflux(settings).stop():
+        print("stopped influxdb")
     for pid in stop_strays(settings.home):
         print(f"stopped pid {pid}: started by this mesh, but no longer tracked by a pid file")
     stop_broker(settings)

@@ -23,7 +23,7 @@ from shared.kafka.ports import first_free
 from shared.local_process import LocalProcess
 from shared.settings import Settings
 
-__all__ = ["HOST", "LocalInflux", "installed", "resolve_influx_url"]
+__all__ = ["HOST", "LocalInflux", "installed"]
 
 HOST = "127.0.0.1"
 NAME = "influxdb"
@@ -186,8 +186,3 @@ bind-address = "{host}:{rpc_port}"
 [[udp]]
   enabled = false
 """
-
-
-def resolve_influx_url(settings: Settings) -> str | None:
-    """Where the mesh's metrics go: ``MESH_INFLUX_URL``, else the local InfluxDB if it runs."""
-    return settings.influx_url or LocalInflux(settings).running_url()

@@ -316,7 +316,7 @@ def test_tags_scopes_and_ingest_windows_are_parsed(contract: Contract) -> None:
     assert contract.ingest_measurement == "ingest.window"
     assert contract.ingest_tags == {"source_topic", "outcome"}
     assert contract.ingest_fields == {"count"}
-    assert contract.ingest_outcomes == {"valid", "invalid"}
+    assert contract.ingest_outcomes == {"valid", "invalid", "late"}
 
 
 # --- Grafana's JSON model ------------------------------------------------------------------------

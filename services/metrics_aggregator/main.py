@@ -1,0 +1,153 @@
+"""``python -m services.metrics_aggregator [options]``: run the aggregator until SIGTERM/SIGINT.
+
+Exit codes: 0 stopped on request (or ``--once`` done), 1 a query failed (its batch is redone on
+the next start, from the checkpoint), 2 bad options or settings (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from services.metrics_aggregator.config import NAME, AggregatorConfig
+from services.metrics_aggregator.status import STOPPED
+from shared.avro.catalogue import Catalogue
+from shared.errors import MeshError
+from shared.kafka.config import resolve_bootstrap
+from shared.settings import Settings
+
+log = logging.getLogger("services.metrics_aggregator")
+
+#: Seconds given to InfluxDB at shutdown to take the points still buffered.
+FLUSH_TIMEOUT_S = 5.0
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m services.metrics_aggregator",
+        description="Aggregate every instance's metric snapshots into InfluxDB totals.",
+    )
+    p.add_argument("--checkpoint-dir", type=Path, help=f"default $MESH_HOME/{NAME}/checkpoint")
+    p.add_argument("--trigger", type=float, metavar="SECONDS", help="batch interval (2)")
+    p.add_argument("--once", action="store_true", help="process what is there now, then stop")
+    p.add_argument("--master", help="Spark master when run directly (local[2])")
+    p.add_argument("--shuffle-partitions", type=int, help="state partitions (2)")
+    p.add_argument("--max-offsets-per-trigger", type=int, help="messages per batch (100000)")
+    p.add_argument("--topic-prefix", help="default MESH_TOPIC_PREFIX")
+    p.add_argument("--stale-after", type=float, metavar="SECONDS",
+                   help="default MESH_METRICS_STALE_AFTER_S (60)")  # fmt: skip
+    p.add_argument("--instance-id", help="default metrics_aggregator@<host>:<pid>:<start ms>")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as error:
+        print(f"{NAME}: error: {error} (see --help)", file=sys.stderr)
+        return 2
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    try:
+        settings = Settings.from_env()
+        config = AggregatorConfig.from_settings(
+            settings,
+            checkpoint_dir=args.checkpoint_dir,
+            trigger_s=args.trigger,
+            once=args.once or None,
+            master=args.master,
+            shuffle_partitions=args.shuffle_partitions,
+            max_offsets_per_trigger=args.max_offsets_per_trigger,
+            topic_prefix=args.topic_prefix,
+            stale_after_s=args.stale_after,
+        )
+        bootstrap = resolve_bootstrap(settings)
+        catalogue = Catalogue.load(settings.schemas_dir)
+    except MeshError as error:
+        print(f"{NAME}: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        return run(settings, config, bootstrap, catalogue, args.instance_id)
+    except MeshError as error:  # e.g. the connector jars are missing: `make jars`
+        print(f"{NAME}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def run(
+    settings: Settings,
+    config: AggregatorConfig,
+    bootstrap: str,
+    catalogue: Catalogue,
+    instance: str | None,
+) -> int:
+    """Start the queries and wait for a signal, a failure, or (``--once``) the end."""
+    # Spark is imported only now, so bad options are refused in a fraction of a second.
+    from services.ingest.session import spark_session
+    from services.metrics_aggregator.job import (
+        caught_up,
+        offsets_to_reach,
+        start_queries,
+        stop_queries,
+    )
+    from services.metrics_aggregator.own_metrics import AggregatorMetrics
+    from services.metrics_aggregator.service import AggregatorService
+    from shared.metrics.instance import instance_id
+
+    instance = instance or instance_id(NAME)
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
+    master = None if "PYSPARK_GATEWAY_PORT" in os.environ else config.master
+    spark = spark_session("detector-mesh-metrics-aggregator", settings, master,
+                          config.shuffle_partitions)  # fmt: skip
+    service = AggregatorService(settings, config, instance, bootstrap)
+    own = AggregatorMetrics(service, settings)
+    own.start()
+    targets = offsets_to_reach(service) if config.once else None
+    queries = start_queries(spark, service, catalogue)
+    service.write_status()
+    log.info("%s running queries %s", instance, [q.name for q in queries])
+    failure = None
+    while not stopping.is_set():
+        failed = [q for q in queries if not q.isActive and q.exception() is not None]
+        if failed:
+            failure = f"query {failed[0].name} stopped: {failed[0].exception()}"
+            break
+        if targets is not None and all(caught_up(q, targets[q.name]) for q in queries):
+            break  # --once: every query got to where the topics ended at start
+        if all(not q.isActive for q in queries):
+            break
+        own.sync()
+        time.sleep(0.5)
+    stop_queries(queries)
+    if not service.flush(FLUSH_TIMEOUT_S):
+        log.warning("InfluxDB did not take every buffered point before shutdown")
+    if failure:
+        log.error("%s", failure)
+        service.failed(failure)
+    else:
+        service.write_status(STOPPED)
+    own.close()
+    spark.stop()
+    log.info("stopped")
+    return 1 if failure else 0

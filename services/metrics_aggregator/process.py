@@ -1,0 +1,41 @@
+"""The aggregator as a local mesh service: how `mesh up` starts it and `mesh down` stops it.
+
+It runs as ``python -m services.metrics_aggregator`` under a :class:`LocalProcess` called
+``metrics_aggregator``, so its pid file and log sit in ``$MESH_HOME/metrics_aggregator/`` next to
+its status file and checkpoint. ``mesh down`` sends SIGTERM: the queries stop between batches
+and buffered points get a last chance to reach InfluxDB.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from services.metrics_aggregator.config import NAME
+from shared.kafka.config import resolve_bootstrap
+from shared.local_process import LocalProcess, ProcessInfo
+from shared.settings import Settings
+
+
+def aggregator_process(settings: Settings) -> LocalProcess:
+    return LocalProcess(NAME, settings.home)
+
+
+def start_aggregator(
+    settings: Settings, extra_env: dict[str, str] | None = None
+) -> tuple[ProcessInfo, bool]:
+    """Start the aggregator against the mesh's Kafka (no-op if it runs); (process, started)."""
+    env = {
+        **os.environ,
+        "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
+        "MESH_HOME": str(settings.home),
+        "MESH_TOPIC_PREFIX": settings.topic_prefix,
+        "MESH_INFLUX_URL": settings.influx_url,
+        "MESH_INFLUX_DB": settings.influx_db,
+        "MESH_METRICS_STALE_AFTER_S": str(settings.metrics_stale_after_s),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        **(extra_env or {}),
+    }
+    command = [sys.executable, "-m", "services.metrics_aggregator"]
+    return aggregator_process(settings).start(command, env)

@@ -1,0 +1,247 @@
+"""The aggregator's driver-side half: the ``foreachBatch`` handlers, the sinks and the status.
+
+One :class:`AggregatorService` lives for the life of the driver. It owns
+
+- ONE :class:`InfluxWriter` (created when an InfluxDB URL is known: ``MESH_INFLUX_URL``, else the
+  mesh's local InfluxDB once it runs), so points buffered while InfluxDB is down survive from
+  batch to batch and are retried with backoff; the writer never raises, so InfluxDB being away
+  never fails a query;
+- the :class:`LineProtocolFiles` under ``$MESH_HOME/metrics/`` (always written);
+- the counters the status file and the aggregator's own metrics read.
+
+Every handler ends by refreshing the status file. An exception in a handler (a dead-letter
+write the broker refused) fails that query, and the job stops: the batch is redone on restart.
+
+:class:`AggregatorRun` runs the whole aggregator in a caller's SparkSession (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from services.metrics_aggregator.config import AggregatorConfig, metrics_dir, status_path
+from services.metrics_aggregator.dead_letters import write_dead_letters
+from services.metrics_aggregator.decode import invalid, valid
+from services.metrics_aggregator.points import series_points, window_points
+from services.metrics_aggregator.series_step import ALL
+from services.metrics_aggregator.status import (
+    FAILED,
+    RUNNING,
+    Counters,
+    InstanceTable,
+    status_document,
+)
+from services.metrics_aggregator.windows import window_counts
+from shared.influx.line_protocol import Point
+from shared.influx.writer import InfluxWriter, LineProtocolFiles
+from shared.json_files import write_json_atomic
+from shared.kafka.config import resolve_bootstrap
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SERIES, WINDOWS, DEAD_LETTERS = "series", "windows", "dead_letters"
+#: Seconds between two looks for the local InfluxDB when no URL is configured.
+LOCAL_INFLUX_CHECK_S = 10.0
+
+
+def local_influx_url(settings: Settings) -> str | None:
+    """The URL of the mesh's own InfluxDB if it runs (``mesh up`` starts it when installed)."""
+    from shared.influx.server import LocalInflux
+
+    try:
+        return LocalInflux(settings).running_url()
+    except OSError:
+        return None
+
+
+class AggregatorService:
+    def __init__(
+        self,
+        settings: Settings,
+        config: AggregatorConfig,
+        instance_id: str,
+        bootstrap: str,
+        *,
+        find_local_influx: Callable[[Settings], str | None] = local_influx_url,
+    ) -> None:
+        self.settings = settings
+        self.config = config
+        self.instance_id = instance_id
+        self.bootstrap = bootstrap
+        self.counters = Counters()
+        self.instances = InstanceTable(config.stale_after_ms)
+        self.files = LineProtocolFiles(metrics_dir(settings))
+        self.status_file = status_path(settings)
+        self.started_s = time.time()
+        self.last_error: str | None = None
+        self._find_local_influx = find_local_influx
+        self._influx: InfluxWriter | None = None
+        self._influx_checked = float("-inf")
+        self._write_lock = threading.Lock()
+
+    # ------------------------------------------------------------ foreachBatch
+    def on_series_batch(self, frame: DataFrame, batch_id: int) -> None:
+        """Output of the stateful step -> points; counts the snapshots consumed."""
+        rows = [row.asDict() for row in frame.collect()]
+        points = series_points(rows)
+        self.write_points(points)
+        self.instances.update(rows)
+        consumed = sum(int(r["snapshots"] or 0) for r in rows if r["scope"] == ALL)
+        self.counters.add(SERIES, snapshots_in=consumed, series_points=len(points))
+        self.write_status()
+
+    def on_windows_batch(self, frame: DataFrame, batch_id: int) -> None:
+        """Classified metrics.windows rows: good ones -> points, bad ones -> metrics.dlq."""
+        frame.persist()
+        try:
+            dead = write_dead_letters(
+                invalid(frame), self.bootstrap, self.config.dlq_topic, self.instance_id
+            )
+            good = valid(frame)
+            received = good.count()
+            rows = [row.asDict() for row in window_counts(good).collect()] if received else []
+        finally:
+            frame.unpersist()
+        points = window_points(rows)
+        self.write_points(points)
+        self.counters.add(
+            WINDOWS, dead_letters=dead, window_counts_in=received, window_points=len(points)
+        )
+        self.write_status()
+
+    def on_dead_letter_batch(self, frame: DataFrame, batch_id: int) -> None:
+        """Undecodable snapshots (already filtered) -> metrics.dlq."""
+        dead = write_dead_letters(frame, self.bootstrap, self.config.dlq_topic, self.instance_id)
+        self.counters.add(DEAD_LETTERS, dead_letters=dead)
+        self.write_status()
+
+    # ------------------------------------------------------------ sinks
+    def write_points(self, points: Sequence[Point]) -> None:
+        if not points:
+            return
+        with self._write_lock:
+            self.files.write(points)
+            writer = self.influx_writer()
+            if writer is not None:
+                writer.write(points)
+
+    def influx_writer(self) -> InfluxWriter | None:
+        """The driver's one writer; created on first use once a URL is known."""
+        if self._influx is None:
+            url = self.settings.influx_url
+            now = time.monotonic()
+            if not url and now - self._influx_checked >= LOCAL_INFLUX_CHECK_S:
+                self._influx_checked = now
+                url = self._find_local_influx(self.settings) or ""
+            if url:
+                self._influx = InfluxWriter(url, self.settings.influx_db)
+                log.info("writing points to InfluxDB %s, database %s", url, self.settings.influx_db)
+        return self._influx
+
+    def flush(self, timeout_s: float) -> bool:
+        """Send what InfluxDB has not taken yet; True when nothing is left (or no InfluxDB)."""
+        with self._write_lock:
+            return self._influx.flush(timeout_s) if self._influx is not None else True
+
+    # ------------------------------------------------------------ status
+    def status(self, state: str = RUNNING) -> dict[str, Any]:
+        writer = self._influx
+        return status_document(
+            instance_id=self.instance_id,
+            state=state,
+            started_s=self.started_s,
+            counters=self.counters.snapshot(),
+            instances=self.instances.figures(int(time.time() * 1000)),
+            files=self.files.stats(),
+            files_dir=str(self.files.directory),
+            influx=writer.stats() if writer is not None else None,
+            influx_target=(writer.url, writer.database) if writer is not None else None,
+            topics={
+                "metrics": self.config.metrics_topic,
+                "windows": self.config.windows_topic,
+                "dlq": self.config.dlq_topic,
+            },
+            last_error=self.last_error,
+        )
+
+    def write_status(self, state: str = RUNNING) -> None:
+        try:
+            write_json_atomic(self.status_file, self.status(state))
+        except OSError as error:  # a status hiccup must not fail a batch
+            log.warning("cannot write %s: %s", self.status_file, error)
+
+    def failed(self, message: str) -> None:
+        self.last_error = message[:1000]
+        self.write_status(FAILED)
+
+
+@dataclass
+class AggregatorRun:
+    """The aggregator's three queries running in the caller's SparkSession.
+
+    ``start`` notes where the input topics end, so :meth:`caught_up` can tell when everything
+    that was there at start has been aggregated (what ``--once`` waits for).
+    """
+
+    service: AggregatorService
+    queries: list[StreamingQuery]
+    targets: dict[str, dict[str, dict[str, int]]]
+
+    @classmethod
+    def start(
+        cls,
+        spark: SparkSession,
+        settings: Settings,
+        checkpoint_dir: Path,
+        *,
+        influx_url: str | None = None,
+        influx_db: str | None = None,
+        trigger_s: float = 1.0,
+        instance_id: str = "metrics_aggregator@test",
+    ) -> AggregatorRun:
+        from services.metrics_aggregator.job import offsets_to_reach, start_queries
+        from shared.avro.catalogue import Catalogue
+
+        if influx_url is not None:
+            settings = replace(settings, influx_url=influx_url)
+        if influx_db is not None:
+            settings = replace(settings, influx_db=influx_db)
+        config = AggregatorConfig.from_settings(
+            settings, checkpoint_dir=Path(checkpoint_dir), trigger_s=trigger_s
+        )
+        service = AggregatorService(settings, config, instance_id, resolve_bootstrap(settings))
+        targets = offsets_to_reach(service)
+        queries = start_queries(spark, service, Catalogue.load(settings.schemas_dir))
+        return cls(service, queries, targets)
+
+    def failure(self) -> str | None:
+        """Why a query stopped by itself, or None while all run (or were stopped)."""
+        for query in self.queries:
+            error = query.exception()
+            if error is not None:
+                return f"query {query.name} stopped: {error}"
+        return None
+
+    def caught_up(self) -> bool:
+        """True when every query got to where its topic ended when the run started."""
+        from services.metrics_aggregator.job import caught_up
+
+        return all(caught_up(q, self.targets[q.name]) for q in self.queries)
+
+    def stop(self, flush_timeout_s: float = 10.0) -> bool:
+        """Stop the queries (between batches when possible) and flush InfluxDB; True if it
+        took every point."""
+        from services.metrics_aggregator.job import stop_queries
+
+        stop_queries(self.queries)
+        return self.service.flush(flush_timeout_s)

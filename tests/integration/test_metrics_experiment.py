@@ -1,0 +1,189 @@
+"""Seed 004's experiment, scaled to this machine: the aggregate counts every record, and shows
+the ones processed twice.
+
+200 000 transactions wait on an 8-partition topic. Instance 1 of a detector starts; instance 2
+joins when instance 1 has done about a quarter; instance 2 leaves (SIGTERM) or dies (SIGKILL)
+about half-way. Each instance reports its metrics every second to the mesh's `metrics` topic,
+and the Spark aggregator turns them into totals in a real InfluxDB. Once the input is drained:
+
+- the total `records.in` count in InfluxDB equals the sum of the instances' last snapshots
+  (the aggregation is exact, table semantics);
+- it is at least the number of records (nothing lost, also after a SIGKILL: counts travel with
+  the commits that cover them);
+- the surplus (records processed twice after a rebalance or the kill) is printed and bounded;
+- each instance's own series in InfluxDB matches that instance's last snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from detector_folders import write_detector
+from polling import wait_for
+
+from services.detector_runtime.sample_feed import valid_records
+from services.detector_runtime.testing import DetectorProcess, produce_feed, read_topic
+from services.loadgen import StreamConfig
+from shared.avro import AvroDeserializer
+from shared.influx.query import query
+from shared.kafka.inspect import group_lag
+
+RECORDS = 200_000
+PARTITIONS = 8
+BATCH = 2000
+#: Each membership change (join, leave, kill) can make each instance process at most one batch
+#: whose offsets were not committed yet a second time.
+SURPLUS_BOUND = 3 * 2 * BATCH
+
+#: ~60 µs per record: one instance takes ~15 s for the lot, so instance 2 has time to join.
+SLOW_BODY = """
+    time.sleep(0.00005)
+    return []
+"""
+
+
+@pytest.mark.parametrize("ending", ["sigterm", "sigkill"])
+def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
+    ending: str,
+    private_mesh: Any,
+    influxdb: Any,
+    spark: Any,
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    from services.metrics_aggregator.service import AggregatorRun
+
+    settings = private_mesh.settings
+    name = unique_name("seed").replace("-", "_")
+    folder = write_detector(tmp_path / name, name, body=SLOW_BODY, preamble="import time\n")
+    database = unique_name("seed").replace("-", "_")
+    source = private_mesh.topic("records.transactions")
+    produced = produce_feed(
+        settings,
+        {"transactions": source},
+        valid_records(
+            StreamConfig(
+                start_time_ms=int(time.time() * 1000),
+                count=RECORDS,
+                types=("transactions",),
+                invalid_share=0.0,
+            )
+        ),
+    )
+    total = produced["transactions"]
+    assert total >= RECORDS
+
+    aggregator = AggregatorRun.start(
+        spark, settings, tmp_path / "aggregator", influx_url=influxdb.url, influx_db=database
+    )
+    instances: list[DetectorProcess] = []
+    try:
+
+        def instance(number: int) -> tuple[DetectorProcess, Path]:
+            status = tmp_path / f"instance-{number}.json"
+            process = DetectorProcess(
+                settings,
+                folder,
+                [
+                    "--topic-prefix",
+                    private_mesh.prefix,
+                    "--instance-id",
+                    f"{name}-{number}",
+                    "--status-file",
+                    str(status),
+                    "--batch-size",
+                    str(BATCH),
+                ],
+                tmp_path / f"instance-{number}.log",
+                env={"MESH_METRICS_INTERVAL_S": "1"},
+            )
+            instances.append(process)
+            return process, status
+
+        first, first_status = instance(1)
+        first.wait_for_status(first_status, lambda s: s["records"] >= total // 4, timeout_s=120)
+        second, second_status = instance(2)
+        second.wait_for_status(second_status, lambda s: s["records"] >= total // 8, timeout_s=120)
+        done_before = _records(first_status) + _records(second_status)
+        if ending == "sigterm":
+            assert second.terminate() == 0
+        else:
+            second.kill()
+        # The fault happened mid-run: records were still waiting when instance 2 went.
+        assert done_before < total, f"instance 2 ended after the input was drained ({done_before})"
+
+        group = f"{private_mesh.prefix}detector.{name}"
+        wait_for(
+            lambda: group_lag(settings.bootstrap_servers, group, [source]).total == 0,
+            timeout=180,
+            what="instance 1 to drain the input",
+            interval=1.0,
+        )
+        assert first.terminate() == 0  # its last snapshot goes out at shutdown
+
+        last = _last_snapshots(settings, private_mesh.topic("metrics"), f"detector.{name}")
+        assert len(last) == 2, f"expected snapshots of two instances, got {sorted(last)}"
+        expected = sum(last.values())
+
+        service = f"detector.{name}"
+        wait_for(
+            lambda: _influx_total(influxdb.url, database, service) == expected,
+            timeout=120,
+            what=f"InfluxDB's records.in total to reach the instances' sum {expected}",
+            interval=1.0,
+        )
+        per_instance = _influx_per_instance(influxdb.url, database, service)
+        assert per_instance == last
+
+        surplus = expected - total
+        counts = ", ".join(f"{i.split('@')[0]} {n}" for i, n in sorted(last.items()))
+        print(f"\n{ending}: {total} records, aggregate {expected} ({counts}), twice: {surplus}")
+        assert expected >= total, f"records lost from the count: {total - expected}"
+        assert surplus <= SURPLUS_BOUND
+    finally:
+        for process in instances:
+            process.__exit__()
+        aggregator.stop()
+
+
+def _records(status_path: Path) -> int:
+    from shared.json_files import read_json
+
+    status = read_json(status_path) or {}
+    return int(status.get("records", 0))
+
+
+def _last_snapshots(settings: Any, topic: str, service: str) -> dict[str, int]:
+    """The largest `records.in` count each instance of ``service`` published (counts are
+    monotonic within an instance, so the largest is the last)."""
+    decode = AvroDeserializer("metric_snapshot").decode
+    last: dict[str, int] = {}
+    for message in read_topic(settings, topic, timeout_s=20, idle_s=3):
+        snapshot = decode(message.value())
+        if snapshot["service"] == service and snapshot["name"] == "records.in":
+            instance = snapshot["instance_id"]
+            last[instance] = max(last.get(instance, 0), snapshot["count"])
+    return last
+
+
+def _influx_total(url: str, database: str, service: str) -> int | None:
+    rows = query(
+        url,
+        database,
+        f"SELECT last(\"count\") FROM \"records.in\" WHERE scope='all' AND service='{service}'",
+    )
+    return int(rows[0]["last"]) if rows else None
+
+
+def _influx_per_instance(url: str, database: str, service: str) -> dict[str, int]:
+    rows = query(
+        url,
+        database,
+        f'SELECT last("count") FROM "records.in" '
+        f"WHERE scope='instance' AND service='{service}' GROUP BY instance",
+    )
+    return {row["instance"]: int(row["last"]) for row in rows}
