@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,8 +106,13 @@ class LocalProcess:
             os.kill(info.pid, signum)
         return info
 
-    def stop(self, timeout: float = 60.0) -> ProcessInfo | None:
-        """SIGTERM, then SIGKILL after ``timeout``; None if it was not running."""
+    def stop(self, timeout: float = 60.0, descendants_s: float = 15.0) -> ProcessInfo | None:
+        """SIGTERM, then SIGKILL after ``timeout``; None if it was not running.
+
+        Then its descendants (a Spark driver's JVM and Python workers carry the tag too): they
+        get ``descendants_s`` to finish on their own, as a JVM does once its driver is gone,
+        and are stopped like strays after that.
+        """
         with self._lock():
             info = self.running()
             if info is None:
@@ -118,6 +123,12 @@ class LocalProcess:
                     os.kill(info.pid, signal.SIGKILL)
                 self.wait_gone(info.pid, 10)
             self.pid_file.unlink(missing_ok=True)
+            tag = f"{TAG_VARIABLE}={self.tag}".encode()
+            remaining = _pids_with(lambda environ: tag in environ)
+            deadline = time.monotonic() + descendants_s
+            for pid in remaining:
+                wait_gone(pid, max(0.0, deadline - time.monotonic()))
+            _terminate([pid for pid in remaining if Path(f"/proc/{pid}").exists()], 10)
             return info
 
     def wait_gone(self, pid: int, timeout: float) -> bool:
@@ -138,6 +149,23 @@ def stray_pids(home: Path) -> list[int]:
     """Live processes carrying a tag of ``home`` (started by a LocalProcess there, or their
     children): after every service was stopped by its pid file, whatever is left was lost."""
     prefix = f"{TAG_VARIABLE}={home}/".encode()
+    # <home>/<name>, and a name has no slash: a home nested inside this one is not ours.
+    return _pids_with(
+        lambda environ: any(
+            item.startswith(prefix) and b"/" not in item[len(prefix) :] for item in environ
+        )
+    )
+
+
+def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:
+    """SIGTERM every stray of ``home``, SIGKILL what is left after ``timeout``; their pids."""
+    strays = stray_pids(home)
+    _terminate(strays, timeout)
+    return strays
+
+
+def _pids_with(match: Callable[[list[bytes]], bool]) -> list[int]:
+    """Live processes (not this one) whose environment entries satisfy ``match``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -146,21 +174,18 @@ def stray_pids(home: Path) -> list[int]:
             environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        # <home>/<name>, and a name has no slash: a home nested inside this one is not ours.
-        if any(item.startswith(prefix) and b"/" not in item[len(prefix) :] for item in environ):
+        if match(environ):
             found.append(int(entry.name))
     return sorted(found)
 
 
-def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:
-    """SIGTERM every stray of ``home``, SIGKILL what is left after ``timeout``; their pids."""
-    strays = stray_pids(home)
-    for pid in strays:
+def _terminate(pids: list[int], timeout: float) -> None:
+    """SIGTERM ``pids``, SIGKILL those still there after ``timeout``."""
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    for pid in strays:
+    for pid in pids:
         if not wait_gone(pid, timeout):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             wait_gone(pid, 10)
-    return strays

@@ -77,6 +77,8 @@ class Instance:
             "--",
             sys.executable, "-m", "services.detector_runtime", release.path,
             "--topic-prefix", self.settings.topic_prefix,
+            # The replica's name; metrics add host, pid and start time (a restart is a new id).
+            "--instance-id", self.process.name,
         ]  # fmt: skip
         env = {
             **os.environ,
