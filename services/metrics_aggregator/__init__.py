@@ -7,7 +7,6 @@ A PySpark Structured Streaming job (docs/metrics.md). Modules, one concern each:
   series_step   one stateful call: merge, retire, emit total + instance rows
   points        rows -> InfluxDB points (series and ingest windows)
   stateful      the applyInPandasWithState function around series_step (pandas, GroupState)
-  arrow_compat  a fix for applyInPandasWithState on pyspark 4.0.0 with current pyarrow
   decode        Avro single-object decoding in the JVM, with the dead-letter reason
   series        transforms: decoded snapshots -> key columns -> per-series state
   windows       transform: metrics.windows -> latest count per window and outcome

@@ -18,7 +18,6 @@ from typing import Any
 
 import pandas as pd
 
-from services.metrics_aggregator import arrow_compat
 from services.metrics_aggregator.series_state import REMEMBER_RETIRED, SeriesState
 from services.metrics_aggregator.series_step import (
     FLOAT_COLUMNS,
@@ -28,9 +27,6 @@ from services.metrics_aggregator.series_step import (
     step,
 )
 from services.metrics_aggregator.snapshots import snapshot_from_record
-
-# Runs in every Python worker that unpickles SeriesUpdater (this module is imported by then).
-arrow_compat.apply()
 
 #: Spark DDL of the state value and of the output rows.
 STATE_SCHEMA = "`state` string"
