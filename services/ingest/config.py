@@ -1,12 +1,14 @@
 """IngestConfig: everything the ingest job can be told, from ``MESH_INGEST_*`` variables.
 
 Each field's variable is ``MESH_INGEST_`` plus its name in upper case
-(``MESH_INGEST_MAX_RECORD_BYTES``). Topic names default to ARCHITECTURE.md's contract.
+(``MESH_INGEST_MAX_RECORD_BYTES``). Topic names default to ARCHITECTURE.md's contract, under the
+mesh's ``MESH_TOPIC_PREFIX`` like every other service's (private meshes on one cluster).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +45,17 @@ class IngestConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestConfig:
         env = os.environ if env is None else env
-        config = cls(**env_values(cls, "MESH_INGEST_", env))  # type: ignore[arg-type]
+        values = env_values(cls, "MESH_INGEST_", env)
+        prefix = env.get("MESH_TOPIC_PREFIX", "")
+        if prefix:
+            defaults = {
+                "raw_pattern": re.escape(prefix) + cls.raw_pattern,
+                "records_prefix": prefix + cls.records_prefix,
+                "invalid_topic": prefix + cls.invalid_topic,
+                "windows_topic": prefix + cls.windows_topic,
+            }
+            values = {**defaults, **values}
+        config = cls(**values)  # type: ignore[arg-type]
         if config.max_record_bytes < 1024:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
         if config.allowed_lateness_ms < 0:
