@@ -27,7 +27,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.detector_runtime.changelog import RestoreStats, restore_task, write_changes
 from services.detector_runtime.commits import OffsetCommitter
@@ -46,6 +46,7 @@ from services.detector_runtime.instrumentation import (
     metrics_topic_exists,
     parse_stats,
 )
+from services.detector_runtime.record_tracing import RecordTracing
 from services.detector_runtime.start_position import (
     assign_from_time,
     auto_offset_reset,
@@ -55,12 +56,14 @@ from services.detector_runtime.status import RUNNING, Membership, Progress, Stat
 from shared.avro import AvroDeserializer, AvroSerializer, DecodeError, EncodeError
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.kafka.config import consumer_config, producer_config
+from shared.metrics import instance_id
 from shared.settings import Settings
+from shared.tracing import trace_headers
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 log = logging.getLogger(__name__)
-
-#: Headers carried from an input record to what it produces (W3C trace context).
-TRACE_HEADERS = ("traceparent", "tracestate")
 
 
 class Runner:
@@ -132,6 +135,13 @@ class Runner:
             state_size=self._state_size,
             restore_progress=self._restore_progress,
         )
+        self.tracing = RecordTracing(
+            settings,
+            f"detector.{detector.name}",
+            instance_id(config.instance_id),
+            detector.version,
+            config.group_id,
+        )
         self._last_log = time.monotonic()
 
     # lifecycle ------------------------------------------------------------------------------
@@ -200,6 +210,7 @@ class Runner:
         log.info("leaving the group: %s", self.counters.summary())
         try:
             self.metrics.close()
+            self.tracing.close()
             self._producer.flush(self.config.flush_timeout_s)
             self._committer.settle(timeout=10.0)
         finally:
@@ -240,6 +251,7 @@ class Runner:
         decoders, types, tasks = self._decode_fns, self._topic_types, self._tasks
         stateful = self._detector.stateful
         timer, delay = self.metrics.processing, self.metrics.delay
+        tracing = self.tracing
         now_ms = time.time() * 1000.0
         next_offsets: dict[tuple[str, int], int] = {}
         touched: set[Task] = set()
@@ -264,28 +276,36 @@ class Runner:
                 continue
             next_offsets[tp] = offset + 1
             processed += 1
+            span = tracing.start(message) if tracing.tracer is not None else None
+            error: BaseException | None = None
             try:
-                record = decoders[topic](message.value() or b"")
-            except DecodeError as exc:
-                self._dead_letter(message, DECODE, exc, 1)
-                policy.record(True)
-                continue
-            task = tasks.get(partition) or self._task(partition)
-            if stateful:
-                touched.add(task)
-            began = time.perf_counter_ns()
-            outcome = task.process(types[topic], record, topic, offset)
-            timer.update_ns(time.perf_counter_ns() - began)
-            delay.update(now_ms - record["event_time"])
-            if outcome.attempts > 1:
-                counters.retries += outcome.attempts - 1
-            if outcome.error is not None:
-                self._dead_letter(message, DETECT, outcome.error, outcome.attempts)
-                policy.record(True)
-                continue
-            succeeded += 1
-            for alert in outcome.alerts:
-                self._produce_alert(message, alert)
+                try:
+                    record = decoders[topic](message.value() or b"")
+                except DecodeError as exc:
+                    error = exc
+                    self._dead_letter(message, DECODE, exc, 1)
+                    policy.record(True)
+                    continue
+                task = tasks.get(partition) or self._task(partition)
+                if stateful:
+                    touched.add(task)
+                began = time.perf_counter_ns()
+                outcome = task.process(types[topic], record, topic, offset)
+                timer.update_ns(time.perf_counter_ns() - began)
+                delay.update(now_ms - record["event_time"])
+                if outcome.attempts > 1:
+                    counters.retries += outcome.attempts - 1
+                if outcome.error is not None:
+                    error = outcome.error
+                    self._dead_letter(message, DETECT, outcome.error, outcome.attempts)
+                    policy.record(True)
+                    continue
+                succeeded += 1
+                for alert in outcome.alerts:
+                    self._produce_alert(message, alert, span)
+            finally:
+                if span is not None:
+                    tracing.end(span, error)
         counters.records += processed
         policy.record_ok(succeeded)
         for tp, offset in handed_back.items():
@@ -318,18 +338,17 @@ class Runner:
             task = self._tasks[partition] = Task(self._detector, partition, retry=self._retry)
         return task
 
-    def _produce_alert(self, message: Any, alert: dict[str, Any]) -> None:
+    def _produce_alert(self, message: Any, alert: dict[str, Any], span: Span | None) -> None:
         try:
             value = self._encode_alert(alert)
         except EncodeError as exc:
             self._dead_letter(message, ENCODE_ALERT, exc, 1)
             return
-        self._send(
-            self.config.topics.alerts,
-            value,
-            alert["customer_id"].encode(),
-            _trace_headers(message.headers()),
-        )
+        topic, key = self.config.topics.alerts, alert["customer_id"].encode()
+        headers, publish = self.tracing.alert_headers(message, span, topic, key)
+        self._send(topic, value, key, headers)
+        if publish is not None:
+            publish.end()
         self.counters.alerts += 1
 
     def _dead_letter(self, message: Any, stage: str, exc: BaseException, attempts: int) -> None:
@@ -342,7 +361,7 @@ class Runner:
             instance_id=self.config.instance_id,
             detector=self._detector.name,
             attempts=attempts,
-            carried=_trace_headers(message.headers()),
+            carried=trace_headers(message.headers()),
         )
         self._send(self.config.topics.dlq, message.value(), message.key(), headers)
         self.counters.dead_letter(stage)
@@ -459,12 +478,6 @@ class Runner:
         if now - self._last_log >= self.config.log_interval_s:
             self._last_log = now
             log.info("%s", self.counters.summary())
-
-
-def _trace_headers(headers: list[tuple[str, bytes]] | None) -> list[tuple[str, bytes]]:
-    if not headers:
-        return []
-    return [(k, v) for k, v in headers if k in TRACE_HEADERS]
 
 
 def _key(tp: Any) -> tuple[str, int]:

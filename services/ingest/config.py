@@ -41,11 +41,17 @@ class IngestConfig:
     shuffle_partitions: int = 4
     #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
     checkpoint_dir: Path | None = None
+    #: Share of new traces sampled (MESH_TRACE_SAMPLE_RATIO, as every service reads it).
+    trace_sample_ratio: float = 0.01
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestConfig:
         env = os.environ if env is None else env
         values = env_values(cls, "MESH_INGEST_", env)
+        if "trace_sample_ratio" not in values:
+            from shared.tracing import TracingConfig
+
+            values["trace_sample_ratio"] = TracingConfig.from_env(env=env).sample_ratio
         prefix = env.get("MESH_TOPIC_PREFIX", "")
         if prefix:
             defaults = {

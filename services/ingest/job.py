@@ -28,6 +28,7 @@ from services.ingest.config import IngestConfig
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.session import spark_session
+from services.ingest.trace_export import start_trace_export
 from services.ingest.validation import ERROR, checked_types, classify
 from services.ingest.windows import classify_window, count_windows, window_records
 from shared.avro.catalogue import Catalogue
@@ -35,6 +36,7 @@ from shared.errors import MeshError
 from shared.kafka.config import resolve_bootstrap
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.settings import Settings
+from shared.tracing import Tracing, setup_tracing
 
 #: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB.
 SINK_OPTIONS = {
@@ -87,6 +89,7 @@ def start_routing(
         config.records_prefix,
         config.invalid_topic,
         instance_id,
+        config.trace_sample_ratio,
     )
     checkpoint = str(config.checkpoints(settings) / "routing")
     return _kafka_sink(routed, bootstrap, checkpoint, "ingest-routing", config.trigger).start()
@@ -110,13 +113,23 @@ def start_counting(spark: SparkSession, settings: Settings, config: IngestConfig
 
 
 def start_queries(
-    spark: SparkSession, settings: Settings, config: IngestConfig, instance_id: str
+    spark: SparkSession,
+    settings: Settings,
+    config: IngestConfig,
+    instance_id: str,
+    tracing: Tracing | None = None,
 ) -> list[StreamingQuery]:
-    """Both queries of the job, routing first."""
-    return [
+    """The job's queries, routing first; ``ingest-traces`` too when tracing is on."""
+    queries = [
         start_routing(spark, settings, config, instance_id),
         start_counting(spark, settings, config),
     ]
+    if tracing is not None and tracing.enabled:
+        raw = raw_source(spark, resolve_bootstrap(settings), config)
+        types = checked_types(Catalogue.load(settings.schemas_dir))
+        checkpoint = str(config.checkpoints(settings) / "traces")
+        queries.append(start_trace_export(spark, raw, types, config, checkpoint, tracing))
+    return queries
 
 
 def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float = 10.0) -> None:
@@ -152,7 +165,8 @@ def main() -> int:
         registry = MetricRegistry(service="ingest", instance_id=instance)
         add_process_gauges(registry)
         spark.streams.addListener(IngestMetricsListener(registry))
-        queries = start_queries(spark, settings, config, instance)
+        tracing = setup_tracing("ingest", instance, None, settings)
+        queries = start_queries(spark, settings, config, instance, tracing)
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -173,6 +187,7 @@ def main() -> int:
     for query in queries:
         query.stop()
     metrics.close()
+    tracing.shutdown()
     spark.stop()
     print("ingest: stopped", flush=True)
     return 0

@@ -25,16 +25,19 @@ def route(
     records_prefix: str,
     invalid_topic: str,
     instance_id: str,
+    sample_ratio: float = 0.01,
 ) -> DataFrame:
-    """Kafka sink rows (topic, key, value, headers) for every classified row."""
+    """Kafka sink rows (topic, key, value, headers) for every classified row; new traces are
+    sampled at ``sample_ratio`` (see :mod:`services.ingest.tracing`)."""
     valid = F.col(ERROR).isNull()
     kind = F.col(RECORD_TYPE)
     value = F.when(~valid, single_object(_invalid_record(), catalogue.get("invalid_record")))
     for name, checked in types.items():
         encoded = single_object(avro_struct(checked.record_type), checked.record_type.schema)
         value = value.when(kind == name, encoded)
-    headers = F.when(valid, F.concat(trace_headers(), _source_header())).otherwise(
-        F.concat(trace_headers(), _error_headers(instance_id))
+    traced = trace_headers(sample_ratio)
+    headers = F.when(valid, F.concat(traced, _source_header())).otherwise(
+        F.concat(traced, _error_headers(instance_id))
     )
     return classified.select(
         F.when(valid, F.concat(F.lit(records_prefix + "."), kind))

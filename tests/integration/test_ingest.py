@@ -191,12 +191,17 @@ def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
     assert registry.meter("ingest.rows.in", tags=routing).count == raw_total
 
     # Trace context: everything carries one; a record sent with one continues its trace.
-    assert all(
-        re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", header(m, "traceparent") or "")
-        for m in valid + invalid
-    )
+    parents = [header(m, "traceparent") or "" for m in valid + invalid]
+    assert all(re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]", p) for p in parents)
     continued = [m for m in valid if header(m, "traceparent").split("-")[1] == parent.split("-")[1]]
     assert len(continued) == 1 and header(continued[0], "traceparent") != parent
+    assert header(continued[0], "traceparent").endswith("-01")  # the customer's decision holds
+    # New traces are sampled as OpenTelemetry's TraceIdRatioBased(0.01) decides for their id.
+    bound = round(0.01 * 2**64)
+    new = [p for p in parents if p.split("-")[1] != parent.split("-")[1]]
+    assert all(p.endswith("-01") == (int(p[19:35], 16) < bound) for p in new)
+    sampled = sum(p.endswith("-01") for p in new)
+    assert 0 < sampled < len(new) // 10, f"{sampled} of {len(new)} sampled at 1 %"
 
     # Window counts: every raw record counted once, in the latest value of each key.
     latest = {}

@@ -1,0 +1,78 @@
+"""Spans for the records a detector instance processes (docs/tracing.md).
+
+A record is traced when its ``traceparent`` says *sampled*: ingest decided that, once, for the
+whole trace (parent-based sampling). Then the instance opens a CONSUMER span
+``"<topic> process"`` as the child of ingest's span, and every alert the record produces gets a
+PRODUCER span ``"alerts publish"`` as the child of that one, whose context travels on in the
+alert's headers. Spans are opened and closed per record inside the batch loop, with the parent
+taken from the record's own headers, so batching never mixes up parentage.
+
+Cost: with tracing off (no OTLP endpoint) nothing here runs; with it on, an unsampled record
+costs one look at its ``traceparent`` flags, and its headers pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import Span
+
+from shared.settings import Settings
+from shared.tracing import (
+    extract,
+    is_sampled,
+    process_span,
+    publish_headers,
+    publish_span,
+    record_failure,
+    setup_tracing,
+    trace_headers,
+)
+
+
+class RecordTracing:
+    """The instance's tracer and the per-record span steps the loop calls."""
+
+    def __init__(
+        self, settings: Settings, service: str, instance: str, version: str, group: str
+    ) -> None:
+        self.tracing = setup_tracing(service, instance, version, settings)
+        #: None when tracing is off: the loop then skips every call below.
+        self.tracer = self.tracing.tracer if self.tracing.enabled else None
+        self.group = group
+
+    def start(self, message: Any) -> Span | None:
+        """The process span of ``message`` if its trace is sampled, else None."""
+        headers = message.headers()
+        if self.tracer is None or not headers or not is_sampled(headers):
+            return None
+        key = message.key()
+        return process_span(
+            self.tracer,
+            message.topic(),
+            message.partition(),
+            message.offset(),
+            self.group,
+            extract(headers),
+            key=key.decode(errors="replace") if key else None,
+        )
+
+    def alert_headers(
+        self, message: Any, span: Span | None, topic: str, key: bytes
+    ) -> tuple[list[tuple[str, bytes]], Span | None]:
+        """Headers for an alert of ``message``, and its publish span (end it after produce)."""
+        if span is None or self.tracer is None:
+            return trace_headers(message.headers()), None
+        publish = publish_span(self.tracer, topic, span, key=key.decode(errors="replace"))
+        return publish_headers(publish), publish
+
+    @staticmethod
+    def end(span: Span, error: BaseException | None = None) -> None:
+        if error is not None:
+            record_failure(span, error)
+        span.end()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Export what is queued (bounded: a backend that is down never holds the exit)."""
+        if self.tracer is not None:
+            self.tracing.shutdown(timeout_s)
