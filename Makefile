@@ -10,7 +10,7 @@ export PYSPARK_PYTHON        := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv jars influxdb lint typecheck compat test test-unit demo bench down clean lock
+.PHONY: help venv jars influxdb jaeger lint typecheck compat test test-unit demo bench down clean lock
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ jars: $(STAMP) ## Fetch Kafka, Spark connector and Avro jars from Maven Central 
 influxdb: $(STAMP) ## Install InfluxDB from Debian's packages if missing (needs root)
 	@$(BIN)/python -m shared.influx.install
 
+jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into .cache (once, ~5 min)
+	@$(BIN)/python -m shared.tracing.jaeger_install
+
 lint: $(STAMP) ## ruff lint and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -43,7 +46,7 @@ typecheck: $(STAMP) ## mypy on the library
 compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
 	$(BIN)/python -m shared.avro.compatibility schemas
 
-test: jars influxdb lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop)
+test: jars influxdb jaeger lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop)
 	$(BIN)/pytest
 
 test-unit: $(STAMP) ## Only the fast tests that need no broker
@@ -51,6 +54,7 @@ test-unit: $(STAMP) ## Only the fast tests that need no broker
 
 demo: jars ## Start the local mesh, produce sample records, show them routed and counted
 	@$(BIN)/python -m shared.influx.install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
+	@$(BIN)/python -m shared.tracing.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
 	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000
 	$(BIN)/python -m services.ingest.wait 20000

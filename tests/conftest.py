@@ -185,3 +185,39 @@ def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]
         yield InfluxServer(url, database)
     finally:
         server.stop()
+
+
+from shared.tracing.backend import BackendInfo  # noqa: E402  (the jaeger fixture's type)
+
+
+@pytest.fixture(scope="session")
+def jaeger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendInfo]:
+    """A real Jaeger v2 (OTLP/HTTP in, UI and HTTP API out) on loopback, shared by the session.
+
+    When its binary is missing, ``python -m shared.tracing.jaeger_install`` builds it first (Go
+    and the Go module proxy are needed; a few minutes the first time, cached in .cache/); if
+    that fails the tests fail with its message rather than skip.
+    """
+    import subprocess
+    import sys
+
+    from shared.tracing.backend import LocalJaeger
+    from shared.tracing.jaeger_install import installed
+
+    settings = Settings.from_env()
+    if installed(settings) is None:
+        result = subprocess.run(
+            [sys.executable, "-m", "shared.tracing.jaeger_install"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if result.returncode != 0 or installed(settings) is None:
+            pytest.fail(f"Jaeger is needed and could not be installed: {result.stdout.strip()}")
+    home = tmp_path_factory.mktemp("jaeger-home")
+    backend = LocalJaeger(replace(settings, home=home), otlp_port=0, ui_port=0)
+    info = backend.start()
+    try:
+        yield info
+    finally:
+        backend.stop()

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import deploy, detectors, generator, ingest, metrics, raw_pipe
+from bench.scenarios import deploy, detectors, generator, ingest, metrics, raw_pipe, tracing
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
@@ -16,4 +16,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     **detectors.SCENARIOS,
     "deploy": deploy.run_deploy,
     "metrics": metrics.run_all,
+    "tracing": tracing.run_tracing,
 }

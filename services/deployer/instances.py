@@ -23,6 +23,7 @@ from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.process_usage import ProcessUsage, process_usage
 from shared.settings import Settings
+from shared.tracing.backend import resolve_otlp_endpoint
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Instance:
             **os.environ,
             "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(self.settings),
             "MESH_INSTANCE_STATUS": str(self.report_file),
+            "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(self.settings),
         }
         return self.process.start(command, env)
 

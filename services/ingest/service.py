@@ -8,6 +8,7 @@ import sys
 from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
+from shared.tracing.backend import resolve_otlp_endpoint
 
 NAME = "ingest"
 
@@ -24,6 +25,7 @@ def start_ingest(
         **os.environ,
         "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
         "MESH_HOME": str(settings.home),
+        "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(settings),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         **(extra_env or {}),

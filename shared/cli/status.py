@@ -41,6 +41,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _ingest_line(settings)
     _influx_line(settings)
     _aggregator_line(settings)
+    _traces_line(settings)
     _detector_lines(settings, bootstrap)
     declared = [s.name for s in declared_topics(settings)]
     for view in topic_views(bootstrap, declared):
@@ -82,6 +83,22 @@ def _influx_line(settings: Settings) -> None:
         print("influxdb DOWN   (start the mesh with `mesh up`)")
     else:
         print("influxdb NONE   not installed: metrics go to files (as root: make influxdb)")
+
+
+def _traces_line(settings: Settings) -> None:
+    from shared.tracing.backend import LocalJaeger
+    from shared.tracing.jaeger_install import installed
+
+    if settings.otlp_endpoint:
+        print(f"jaeger   EXTERN spans to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
+        return
+    info = LocalJaeger(settings).running()
+    if info is not None:
+        print(f"jaeger   UP     {info.ui_url}  (OTLP {info.otlp_endpoint})")
+    elif installed(settings) is not None:
+        print("jaeger   DOWN   (start the mesh with `mesh up`)")
+    else:
+        print("jaeger   NONE   not built: spans are not exported (make jaeger)")
 
 
 def _aggregator_line(settings: Settings) -> None:

@@ -34,6 +34,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     from services.ingest.service import start_ingest
 
     _start_influx(settings)
+    _start_trace_backend(settings)
     info, started = start_ingest(settings)
     state = "started" if started else "already running:"
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
@@ -60,6 +61,22 @@ def _start_influx(settings: Settings) -> None:
     print(f"influxdb {url}, database {settings.influx_db} (Grafana dashboard: {dashboard})")
 
 
+def _start_trace_backend(settings: Settings) -> None:
+    """The local Jaeger when built and no MESH_OTLP_ENDPOINT names a backend (the services
+    find it: shared.tracing.backend.resolve_otlp_endpoint)."""
+    from shared.tracing.backend import LocalJaeger
+    from shared.tracing.jaeger_install import installed
+
+    if settings.otlp_endpoint:
+        print(f"traces   to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
+        return
+    if installed(settings) is None:
+        print("traces   no trace backend built: spans are not exported (make jaeger)")
+        return
+    info = LocalJaeger(settings).start()
+    print(f"jaeger   {info.ui_url} (traces; OTLP at {info.otlp_endpoint})")
+
+
 def _start_aggregator(settings: Settings) -> None:
     from services.metrics_aggregator.process import aggregator_process, start_aggregator
 
@@ -74,6 +91,7 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     from services.ingest.service import ingest_process
     from services.metrics_aggregator.process import aggregator_process
     from shared.influx.server import LocalInflux
+    from shared.tracing.backend import LocalJaeger
 
     lifecycle.down(settings)
     stopped = ingest_process(settings).stop()
@@ -82,6 +100,8 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     print(f"stopped aggregator pid {stopped.pid}" if stopped else "aggregator was not running")
     if LocalInflux(settings).stop():
         print("stopped influxdb")
+    if LocalJaeger(settings).stop():
+        print("stopped jaeger")
     for pid in stop_strays(settings.home):
         print(f"stopped pid {pid}: started by this mesh, but no longer tracked by a pid file")
     stop_broker(settings)

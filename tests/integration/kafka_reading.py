@@ -23,9 +23,11 @@ def records_in(bootstrap: str, topics: list[str]) -> int:
         consumer.close()
 
 
-def run_ingest(spark, settings, config: IngestConfig, instance_id: str = "ingest@test") -> list:  # type: ignore[no-untyped-def]
-    """Run both ingest queries in ``spark`` until the input is drained; returns them, stopped."""
-    queries = start_queries(spark, settings, config, instance_id)
+def run_ingest(  # type: ignore[no-untyped-def]
+    spark, settings, config: IngestConfig, instance_id: str = "ingest@test", tracing=None
+) -> list:
+    """Run the ingest queries in ``spark`` until the input is drained; returns them, stopped."""
+    queries = start_queries(spark, settings, config, instance_id, tracing)
     try:
         for query in queries:
             query.processAllAvailable()

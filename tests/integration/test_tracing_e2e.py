@@ -1,0 +1,120 @@
+"""One record, one trace: from the customer's span through ingest and a detector to the alert.
+
+A raw transaction far above its currency's threshold arrives with the customer's sampled
+``traceparent``. Ingest (the real Spark job, its ``ingest-traces`` query on) and the
+large_amount detector (a real process) export their spans over OTLP to a real Jaeger; the trace
+fetched back from Jaeger's HTTP API holds ingest's span (child of the customer's), the
+detector's process span (child of ingest's) and the alert's publish span (child of that), from
+two services, with the messaging attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from kafka_reading import run_ingest
+from polling import wait_for
+
+from services.detector_runtime.testing import DetectorProcess, read_topic
+from services.ingest.config import IngestConfig
+from shared.metrics import instance_id
+from shared.settings import PROJECT_ROOT, Settings
+from shared.tracing import TracingConfig, setup_tracing
+from shared.tracing.backend import get_trace
+
+pytestmark = pytest.mark.integration
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+CUSTOMER_SPAN = "00f067aa0ba902b7"
+
+
+def test_an_alerted_record_has_one_trace_from_ingest_to_the_alert(
+    spark: Any,
+    mesh_settings: Settings,
+    jaeger: Any,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    tmp_path: Path,
+) -> None:
+    prefix = unique_name("trace")
+    create_topics([f"{prefix}.{t}" for t in ("raw.transactions", "records.transactions")], 2)
+    create_topics([f"{prefix}.{t}" for t in ("records.invalid", "alerts", "detectors.dlq")], 1)
+    create_topics([f"{prefix}.metrics.windows"], 1, config={"cleanup.policy": "compact"})
+    raw_topic = f"{prefix}.raw.transactions"
+    record = {
+        "record_id": "r-traced-1",
+        "customer_id": "c-42",
+        "event_time": int(time.time() * 1000),
+        "amount": 250_000.0,
+        "currency": "EUR",
+        "merchant_id": "m-1",
+        "country": "DE",
+    }
+    producer = Producer({"bootstrap.servers": mesh_settings.bootstrap_servers})
+    traceparent = f"00-{TRACE_ID}-{CUSTOMER_SPAN}-01"
+    producer.produce(raw_topic, json.dumps(record).encode(), b"c-42",
+                     headers=[("traceparent", traceparent.encode())])  # fmt: skip
+    assert producer.flush(30) == 0
+
+    # Ingest, in the session's Spark, exporting its spans to Jaeger.
+    tracing_config = TracingConfig(endpoint=jaeger.otlp_endpoint, sample_ratio=1.0)
+    ingest_tracing = setup_tracing("ingest", instance_id("ingest-test"), config=tracing_config)
+    config = IngestConfig(
+        raw_pattern=f"{prefix}\\.raw\\..*",
+        records_prefix=f"{prefix}.records",
+        invalid_topic=f"{prefix}.records.invalid",
+        windows_topic=f"{prefix}.metrics.windows",
+        checkpoint_dir=tmp_path / "cp",
+    )
+    queries = run_ingest(spark, mesh_settings, config, tracing=ingest_tracing)
+    assert "ingest-traces" in [q.name for q in queries]
+    assert ingest_tracing.flush(10)
+
+    # The detector, as a real process, exporting to the same Jaeger.
+    env = {"MESH_OTLP_ENDPOINT": jaeger.otlp_endpoint}
+    args = [
+        "--input", f"transactions={prefix}.records.transactions",
+        "--alerts-topic", f"{prefix}.alerts",
+        "--dlq-topic", f"{prefix}.detectors.dlq",
+        "--group", f"{prefix}.detector.large_amount",
+    ]  # fmt: skip
+    with DetectorProcess(
+        mesh_settings, PROJECT_ROOT / "detectors" / "large_amount", args,
+        tmp_path / "detector.log", env=env,
+    ) as detector:  # fmt: skip
+        alerts = read_topic(mesh_settings, f"{prefix}.alerts", expect=1, timeout_s=60)
+        assert len(alerts) == 1
+        assert detector.terminate() == 0  # its spans are flushed on the way out
+    alert_parent = dict(alerts[0].headers() or [])["traceparent"].decode()
+    assert alert_parent.split("-")[1] == TRACE_ID
+
+    def spans() -> list[dict[str, Any]]:
+        return get_trace(jaeger.ui_url, TRACE_ID)
+
+    wait_for(lambda: len(spans()) >= 3, timeout=60, what="three spans of the trace in Jaeger")
+    by_name = {s["name"]: s for s in spans()}
+    ingest = by_name[f"{raw_topic} process"]
+    process = by_name[f"{prefix}.records.transactions process"]
+    publish = by_name[f"{prefix}.alerts publish"]
+
+    assert ingest["service"] == "ingest" and ingest["parent_span_id"] == CUSTOMER_SPAN
+    assert process["service"] == "detector.large_amount"
+    assert process["parent_span_id"] == ingest["span_id"]
+    assert publish["service"] == "detector.large_amount"
+    assert publish["parent_span_id"] == process["span_id"]
+    assert alert_parent.split("-")[2] == publish["span_id"]  # the alert carries its publish span
+
+    assert ingest["attributes"]["mesh.ingest.outcome"] == "valid"
+    assert ingest["attributes"]["messaging.destination.name"] == raw_topic
+    assert process["attributes"]["messaging.system"] == "kafka"
+    assert process["attributes"]["messaging.consumer.group.name"] == (
+        f"{prefix}.detector.large_amount"
+    )
+    assert "messaging.kafka.offset" in process["attributes"]
+    assert publish["attributes"]["messaging.destination.name"] == f"{prefix}.alerts"
