@@ -142,6 +142,10 @@ class Runner:
             detector.version,
             config.group_id,
         )
+        if self.tracing.tracer is not None:  # a backend that is down shows as dropped spans
+            stats = self.tracing.tracing.stats
+            self.metrics.registry.gauge("tracing.spans.exported", lambda: stats().spans_exported)
+            self.metrics.registry.gauge("tracing.spans.dropped", lambda: stats().spans_dropped)
         self._last_log = time.monotonic()
 
     # lifecycle ------------------------------------------------------------------------------
