@@ -114,7 +114,8 @@ def run_tracing(settings: Settings) -> list[Result]:
                 COUNT,
                 COUNT / best[name],
                 notes=f"large_amount, tracing {name}: {ratio:.3f} of tracing off; "
-                f"{spans[name]} spans exported",
+                f"{spans[name]} spans exported; rounds "
+                + " / ".join(f"{r:,.0f}" for r in rates[name]),
                 extra={"ratio_to_off": ratio, "spans": spans[name]},
             )
         )
