@@ -1,8 +1,9 @@
 """The detector runtime's metrics (docs/metrics.md): what an instance reports, and when.
 
-Cost: per record the loop makes two cheap updates, the ``processing`` timer and the
-``delay.end_to_end`` histogram; counts and rates are marked once per batch from the
-:class:`Counters` the loop keeps anyway, and gauges are read only when a snapshot is taken.
+Cost: per record the loop makes one update, the ``processing`` timer, and notes the record's
+event time; the ``delay.end_to_end`` histogram takes the batch's delays in one call, counts and
+rates are marked once per batch from the :class:`Counters` the loop keeps anyway, and gauges are
+read only when a snapshot is taken.
 
 When: every ``MESH_METRICS_INTERVAL_S`` (a reporter thread) and at shutdown, like every service;
 and **counts travel with commits**: before the loop waits for a batch's output to be acknowledged

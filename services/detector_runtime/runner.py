@@ -254,7 +254,8 @@ class Runner:
         counters, policy = self.counters, self._policy
         decoders, types, tasks = self._decode_fns, self._topic_types, self._tasks
         stateful = self._detector.stateful
-        timer, delay = self.metrics.processing, self.metrics.delay
+        timer = self.metrics.processing
+        event_times: list[int] = []  # into the delay histogram once per batch
         tracing = self.tracing
         now_ms = time.time() * 1000.0
         next_offsets: dict[tuple[str, int], int] = {}
@@ -296,7 +297,7 @@ class Runner:
                 began = time.perf_counter_ns()
                 outcome = task.process(types[topic], record, topic, offset)
                 timer.update_ns(time.perf_counter_ns() - began)
-                delay.update(now_ms - record["event_time"])
+                event_times.append(record["event_time"])
                 if outcome.attempts > 1:
                     counters.retries += outcome.attempts - 1
                 if outcome.error is not None:
@@ -325,6 +326,7 @@ class Runner:
                     changes,
                     self._tracker,
                 )
+        self.metrics.delay.update_many([now_ms - t for t in event_times])
         self.metrics.after_batch(counters)
         self.metrics.before_commit()
         self._tracker.wait(self._producer, self.config.flush_timeout_s)
