@@ -21,13 +21,21 @@ def start_ingest(
     settings: Settings, extra_env: dict[str, str] | None = None
 ) -> tuple[ProcessInfo, bool]:
     """Start ``python -m services.ingest.job`` against the mesh's Kafka (no-op if it runs)."""
-    env = {
+    env = spark_service_env(settings, extra_env)
+    return ingest_process(settings).start([sys.executable, "-m", "services.ingest.job"], env)
+
+
+def spark_service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a Spark job the mesh runs (ingest, the metrics aggregator): this
+    mesh's Kafka, home, topic prefix and trace backend, and the virtualenv's Python for the
+    driver and the workers (Spark's default is the first ``python3`` on PATH)."""
+    return {
         **os.environ,
         "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
         "MESH_HOME": str(settings.home),
+        "MESH_TOPIC_PREFIX": settings.topic_prefix,
         "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(settings),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
-        **(extra_env or {}),
+        **(extra or {}),
     }
-    return ingest_process(settings).start([sys.executable, "-m", "services.ingest.job"], env)

@@ -8,11 +8,10 @@ and buffered points get a last chance to reach InfluxDB.
 
 from __future__ import annotations
 
-import os
 import sys
 
+from services.ingest.service import spark_service_env
 from services.metrics_aggregator.config import NAME
-from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
 
@@ -25,17 +24,14 @@ def start_aggregator(
     settings: Settings, extra_env: dict[str, str] | None = None
 ) -> tuple[ProcessInfo, bool]:
     """Start the aggregator against the mesh's Kafka (no-op if it runs); (process, started)."""
-    env = {
-        **os.environ,
-        "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
-        "MESH_HOME": str(settings.home),
-        "MESH_TOPIC_PREFIX": settings.topic_prefix,
-        "MESH_INFLUX_URL": settings.influx_url,
-        "MESH_INFLUX_DB": settings.influx_db,
-        "MESH_METRICS_STALE_AFTER_S": str(settings.metrics_stale_after_s),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        **(extra_env or {}),
-    }
+    env = spark_service_env(
+        settings,
+        {
+            "MESH_INFLUX_URL": settings.influx_url,
+            "MESH_INFLUX_DB": settings.influx_db,
+            "MESH_METRICS_STALE_AFTER_S": str(settings.metrics_stale_after_s),
+            **(extra_env or {}),
+        },
+    )
     command = [sys.executable, "-m", "services.metrics_aggregator"]
     return aggregator_process(settings).start(command, env)
