@@ -73,32 +73,45 @@ def _ingest_line(settings: Settings) -> None:
 def _influx_line(settings: Settings) -> None:
     from shared.influx.server import LocalInflux, installed
 
-    if settings.influx_url:
-        print(f"influxdb EXTERN {settings.influx_url} (MESH_INFLUX_URL)")
-        return
     url = LocalInflux(settings).running_url()
-    if url is not None:
-        print(f"influxdb UP     {url}  database {settings.influx_db}")
-    elif installed():
-        print("influxdb DOWN   (start the mesh with `mesh up`)")
-    else:
-        print("influxdb NONE   not installed: metrics go to files (as root: make influxdb)")
+    _backend_line(
+        "influxdb",
+        external=settings.influx_url and f"{settings.influx_url} (MESH_INFLUX_URL)",
+        running=url and f"{url}  database {settings.influx_db}",
+        installed=installed(),
+        missing="not installed: metrics go to files (as root: make influxdb)",
+    )
 
 
 def _traces_line(settings: Settings) -> None:
     from shared.tracing.backend import LocalJaeger
     from shared.tracing.jaeger_install import installed
 
-    if settings.otlp_endpoint:
-        print(f"jaeger   EXTERN spans to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
-        return
     info = LocalJaeger(settings).running()
-    if info is not None:
-        print(f"jaeger   UP     {info.ui_url}  (OTLP {info.otlp_endpoint})")
-    elif installed(settings) is not None:
-        print("jaeger   DOWN   (start the mesh with `mesh up`)")
+    _backend_line(
+        "jaeger",
+        external=settings.otlp_endpoint
+        and f"spans to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)",
+        running=f"{info.ui_url}  (OTLP {info.otlp_endpoint})" if info else None,
+        installed=installed(settings) is not None,
+        missing="not built: spans are not exported (make jaeger)",
+    )
+
+
+def _backend_line(
+    name: str, *, external: str | None, running: str | None, installed: bool, missing: str
+) -> None:
+    """One optional backend of the mesh: named by the environment, ours and up, ours but down,
+    or not installed at all (then what to run)."""
+    if external:
+        state, text = "EXTERN", external
+    elif running:
+        state, text = "UP", running
+    elif installed:
+        state, text = "DOWN", "(start the mesh with `mesh up`)"
     else:
-        print("jaeger   NONE   not built: spans are not exported (make jaeger)")
+        state, text = "NONE", missing
+    print(f"{name:<8} {state:<6} {text}")
 
 
 def _aggregator_line(settings: Settings) -> None:
