@@ -61,7 +61,7 @@ from shared.settings import Settings
 from shared.tracing import trace_headers
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span
+    from shared.tracing.record_spans import OpenSpan
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class Runner:
             detector.version,
             config.group_id,
         )
-        if self.tracing.tracer is not None:  # a backend that is down shows as dropped spans
+        if self.tracing.spans is not None:  # a backend that is down shows as dropped spans
             stats = self.tracing.tracing.stats
             self.metrics.registry.gauge("tracing.spans.exported", lambda: stats().spans_exported)
             self.metrics.registry.gauge("tracing.spans.dropped", lambda: stats().spans_dropped)
@@ -281,7 +281,7 @@ class Runner:
                 continue
             next_offsets[tp] = offset + 1
             processed += 1
-            span = tracing.start(message) if tracing.tracer is not None else None
+            span = tracing.start(message) if tracing.spans is not None else None
             error: BaseException | None = None
             try:
                 try:
@@ -344,7 +344,7 @@ class Runner:
             task = self._tasks[partition] = Task(self._detector, partition, retry=self._retry)
         return task
 
-    def _produce_alert(self, message: Any, alert: dict[str, Any], span: Span | None) -> None:
+    def _produce_alert(self, message: Any, alert: dict[str, Any], span: OpenSpan | None) -> None:
         try:
             value = self._encode_alert(alert)
         except EncodeError as exc:
@@ -354,7 +354,7 @@ class Runner:
         headers, publish = self.tracing.alert_headers(message, span, topic, key)
         self._send(topic, value, key, headers)
         if publish is not None:
-            publish.end()
+            self.tracing.end(publish)
         self.counters.alerts += 1
 
     def _dead_letter(self, message: Any, stage: str, exc: BaseException, attempts: int) -> None:

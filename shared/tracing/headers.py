@@ -9,6 +9,9 @@ lets OpenTelemetry's ``TraceContextTextMapPropagator`` read and write such lists
 * :func:`inject` - Context (or the current one) -> headers to produce.
 * :func:`is_sampled` - does this record's ``traceparent`` say "sampled"? Reads the header bytes
   only, so a hot path can skip all span work for unsampled records before creating anything.
+* :func:`sampled_parent` - the sampled remote parent a record names, as a SpanContext (None when
+  unsampled, an invalid one when malformed): a fast :func:`extract` for loops that build spans
+  directly.
 * :func:`trace_headers` - the incoming trace headers as they are, to pass on unchanged when no
   span is made.
 
@@ -25,6 +28,7 @@ from typing import TypeAlias
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.propagators.textmap import Getter, Setter
+from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,7 @@ _ZERO_TRACE = b"0" * 32
 _ZERO_SPAN = b"0" * 16
 _EVEN_HEX_DIGITS = frozenset(b"02468ace")
 _PROPAGATOR = TraceContextTextMapPropagator()
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 
 
 def _items(headers: Headers) -> Sequence[tuple[str, bytes | str | None]]:
@@ -127,13 +132,51 @@ def _sampled_flag(raw: bytes) -> bool:
     # traceparent is answered without parsing; only a sampled one must prove to be valid.
     if len(raw) == 55 and raw[54] in _EVEN_HEX_DIGITS:
         return False
+    ids = _valid_ids(raw)
+    return ids is not None and ids[2]
+
+
+def _valid_ids(raw: bytes) -> tuple[bytes, bytes, bool] | None:
+    """Trace id, span id (hex) and the sampled flag of a valid ``traceparent``, else None."""
     match = _TRACEPARENT.fullmatch(raw)
     if match is None or len(raw) > 512:
-        return False
+        return None
     version, trace_id, span_id, flags, rest = match.groups()
-    if version == b"ff" or (version == b"00" and rest) or trace_id == _ZERO_TRACE:
-        return False
-    return span_id != _ZERO_SPAN and bool(int(flags, 16) & 0x01)
+    if version == b"ff" or (version == b"00" and rest):
+        return None
+    if trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN:
+        return None
+    return trace_id, span_id, bool(int(flags, 16) & 0x01)
+
+
+def sampled_parent(headers: Headers) -> SpanContext | None:
+    """The remote span a record's valid, sampled ``traceparent`` names (with its
+    ``tracestate``); None when the record has no ``traceparent`` or an unsampled one; and
+    ``INVALID_SPAN_CONTEXT`` when its ``traceparent`` is malformed (ignored, with one debug log
+    line: a new trace starts). What :func:`extract` would make the parent, in ~1 µs instead of
+    the propagator's ~7 µs, for loops that build their spans directly
+    (:mod:`shared.tracing.record_spans`)."""
+    ids: tuple[bytes, bytes, bool] | None = None
+    state = None
+    seen = False
+    for key, value in _items(headers):
+        if value is None:
+            continue
+        lowered = key.lower()
+        if lowered == TRACEPARENT and not seen:
+            seen = True
+            raw = value.encode("latin-1", "replace") if isinstance(value, str) else value
+            ids = _valid_ids(raw)
+            if ids is None:
+                log.debug("ignoring malformed traceparent %r: a new trace starts", raw[:80])
+                return INVALID_SPAN_CONTEXT
+        elif lowered == TRACESTATE and state is None:
+            state = _text(value)
+    if ids is None or not ids[2]:
+        return None
+    trace_id, span_id, _ = ids
+    trace_state = TraceState.from_header([state]) if state else None
+    return SpanContext(int(trace_id, 16), int(span_id, 16), True, _SAMPLED, trace_state)
 
 
 def trace_headers(headers: Headers) -> ProducedHeaders:

@@ -78,18 +78,7 @@ def process_span(
         f"{topic} process", parent_context, SpanKind.CONSUMER, start_time=start_time_ns
     )
     if span.is_recording():
-        attributes: dict[str, AttributeValue] = {
-            MESSAGING_SYSTEM: KAFKA,
-            MESSAGING_OPERATION_TYPE: PROCESS,
-            MESSAGING_OPERATION_NAME: PROCESS,
-            MESSAGING_DESTINATION_NAME: topic,
-            MESSAGING_DESTINATION_PARTITION_ID: str(partition),
-            MESSAGING_KAFKA_OFFSET: offset,
-            MESSAGING_CONSUMER_GROUP_NAME: group,
-        }
-        if key is not None:
-            attributes[MESSAGING_KAFKA_MESSAGE_KEY] = key
-        span.set_attributes(attributes)
+        span.set_attributes(process_attributes(topic, partition, offset, group, key))
     return span
 
 
@@ -112,18 +101,43 @@ def publish_span(
         f"{topic} publish", context, SpanKind.PRODUCER, start_time=start_time_ns
     )
     if span.is_recording():
-        attributes: dict[str, AttributeValue] = {
-            MESSAGING_SYSTEM: KAFKA,
-            MESSAGING_OPERATION_TYPE: SEND,
-            MESSAGING_OPERATION_NAME: SEND,
-            MESSAGING_DESTINATION_NAME: topic,
-        }
-        if partition is not None and partition >= 0:
-            attributes[MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
-        if key is not None:
-            attributes[MESSAGING_KAFKA_MESSAGE_KEY] = key
-        span.set_attributes(attributes)
+        span.set_attributes(publish_attributes(topic, partition, key))
     return span
+
+
+def process_attributes(
+    topic: str, partition: int, offset: int, group: str, key: str | None = None
+) -> dict[str, AttributeValue]:
+    """The attributes of a ``"<topic> process"`` span."""
+    attributes: dict[str, AttributeValue] = {
+        MESSAGING_SYSTEM: KAFKA,
+        MESSAGING_OPERATION_TYPE: PROCESS,
+        MESSAGING_OPERATION_NAME: PROCESS,
+        MESSAGING_DESTINATION_NAME: topic,
+        MESSAGING_DESTINATION_PARTITION_ID: str(partition),
+        MESSAGING_KAFKA_OFFSET: offset,
+        MESSAGING_CONSUMER_GROUP_NAME: group,
+    }
+    if key is not None:
+        attributes[MESSAGING_KAFKA_MESSAGE_KEY] = key
+    return attributes
+
+
+def publish_attributes(
+    topic: str, partition: int | None = None, key: str | None = None
+) -> dict[str, AttributeValue]:
+    """The attributes of a ``"<topic> publish"`` span (no partition before it is known)."""
+    attributes: dict[str, AttributeValue] = {
+        MESSAGING_SYSTEM: KAFKA,
+        MESSAGING_OPERATION_TYPE: SEND,
+        MESSAGING_OPERATION_NAME: SEND,
+        MESSAGING_DESTINATION_NAME: topic,
+    }
+    if partition is not None and partition >= 0:
+        attributes[MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
+    if key is not None:
+        attributes[MESSAGING_KAFKA_MESSAGE_KEY] = key
+    return attributes
 
 
 def publish_headers(span: Span, headers: ProducedHeaders | None = None) -> ProducedHeaders:

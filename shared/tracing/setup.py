@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
     from shared.tracing.export import BoundedSpanProcessor
 
@@ -66,10 +67,13 @@ class Tracing:
         config: TracingConfig,
         provider: TracerProvider | None = None,
         processor: BoundedSpanProcessor | None = None,
+        scope: InstrumentationScope | None = None,
     ) -> None:
         self.tracer = tracer
         self.config = config
         self.provider = provider
+        #: The instrumentation scope of the tracer's spans, for spans built directly.
+        self.scope = scope
         self._processor = processor
 
     @property
@@ -141,6 +145,7 @@ def setup_tracing(
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.semconv.attributes.service_attributes import (
         SERVICE_INSTANCE_ID,
         SERVICE_NAME,
@@ -162,7 +167,9 @@ def setup_tracing(
         shutdown_on_exit=False,
     )
     provider.add_span_processor(processor)
-    handle = Tracing(provider.get_tracer(SCOPE_NAME, version), config, provider, processor)
+    scope = InstrumentationScope(SCOPE_NAME, version)
+    tracer = provider.get_tracer(SCOPE_NAME, version)
+    handle = Tracing(tracer, config, provider, processor, scope)
     _register(handle)
     return handle
 
@@ -201,17 +208,18 @@ def package_version() -> str:
 
 
 def _otlp_exporter(config: TracingConfig) -> SpanExporter:
-    """The OTLP/HTTP protobuf exporter posting to ``config.traces_url``.
+    """The OTLP/HTTP protobuf exporter posting to ``config.traces_url`` (the SDK's, with the
+    request encoded by :mod:`shared.tracing.otlp_wire`).
 
     Headers, compression and TLS files still come from the standard ``OTEL_EXPORTER_OTLP_*``
     variables, which the exporter reads itself.
     """
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from shared.tracing.otlp_http import WireOTLPSpanExporter
 
     otlp_logger = logging.getLogger(_OTLP_LOGGER)
     if not any(isinstance(f, _OncePerMinute) for f in otlp_logger.filters):
         otlp_logger.addFilter(_OncePerMinute())
-    return OTLPSpanExporter(endpoint=config.traces_url, timeout=config.export_timeout_s)
+    return WireOTLPSpanExporter(endpoint=config.traces_url, timeout=config.export_timeout_s)
 
 
 class _OncePerMinute(logging.Filter):
