@@ -16,9 +16,11 @@ and normalise each span to a plain dict, so tests do not depend on that API's fo
      "attributes": {"messaging.system": "kafka", ...}, "resource": {...},
      "start_us": 1700000000000000, "duration_us": 1234}
 
-The Jaeger UI's web assets are not in a binary built from the Go module: the UI address then
-shows a placeholder page unless ``ui_assets`` (default ``<cache>/jaeger/ui`` when it holds an
-``index.html``) names a jaeger-ui build.
+The UI address serves the folder ``ui_assets`` names (Jaeger's ``ui: assets_path``). A binary built
+from the Go module has no jaeger-ui web build of its own (only a placeholder page) and no registry
+the project reaches publishes one, so the default is the mesh's trace viewer in ``infra/jaeger/ui``
+(static files over the same HTTP API: search by service, a trace as a span tree with timings and
+attributes). A jaeger-ui build put into ``<cache>/jaeger/ui`` takes precedence when it is there.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "BackendError",
     "BackendInfo",
     "LocalJaeger",
+    "default_ui_assets",
     "find_traces",
     "get_trace",
     "normalise_trace",
@@ -55,6 +58,8 @@ __all__ = [
 HOST = "127.0.0.1"
 NAME = "jaeger"
 TEMPLATE = PROJECT_ROOT / "infra" / "jaeger" / "config.yaml.template"
+#: The mesh's own trace viewer: plain static files, served by Jaeger as its UI.
+VIEWER = PROJECT_ROOT / "infra" / "jaeger" / "ui"
 #: Jaeger's usual ports, preferred by the local mesh so its UI is where people expect it.
 OTLP_HTTP_PORT = 4318
 UI_PORT = 16686
@@ -62,6 +67,16 @@ MAX_TRACES = 20_000
 #: Environment variables the Collector/Jaeger read as configuration: not passed on.
 _FOREIGN_ENV = ("OTEL_", "JAEGER_")
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def default_ui_assets(settings: Settings, viewer: Path = VIEWER) -> Path | None:
+    """What Jaeger serves as its UI: a jaeger-ui build in ``<cache>/jaeger/ui`` if one was put
+    there, else the mesh's viewer; None (Jaeger's placeholder page) when neither has an
+    ``index.html``, since Jaeger refuses to start on an assets folder without one."""
+    for folder in (settings.cache / "jaeger" / "ui", viewer):
+        if (folder / "index.html").is_file():
+            return folder
+    return None
 
 
 class BackendError(MeshError):
@@ -112,10 +127,7 @@ class LocalJaeger:
         self.otlp_port = otlp_port
         self.ui_port = ui_port
         self.max_traces = max_traces
-        default_assets = settings.cache / "jaeger" / "ui"
-        if ui_assets is None and (default_assets / "index.html").is_file():
-            ui_assets = default_assets
-        self.ui_assets = ui_assets
+        self.ui_assets = ui_assets if ui_assets is not None else default_ui_assets(settings)
         self.start_timeout_s = start_timeout_s
         self.process = LocalProcess(NAME, settings.home)
         self.dir = self.process.dir

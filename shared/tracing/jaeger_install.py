@@ -14,10 +14,11 @@ and its ``replace`` directives apply: the same sources, the same dependency vers
 is built to a temporary name and renamed into place, so an interrupted build leaves nothing that
 looks installed.
 
-The binary does not embed the Jaeger UI's web assets (they are built with npm by Jaeger's release
-process, not part of the Go module): its UI address answers with a placeholder page, and the
-HTTP API the UI uses (``/api/traces/<id>``) works. See :mod:`shared.tracing.backend` for how to
-point it at a jaeger-ui build.
+The binary does not embed the Jaeger UI's web assets: Jaeger's release process builds them with
+npm, the Go module carries only a placeholder page (v1.76.0, and v1.40.0 and v1.17.0 alike), and
+the npm name ``jaeger-ui`` has no published version. So nothing is installed for the UI: the local
+Jaeger serves the mesh's own trace viewer from ``infra/jaeger/ui`` over its HTTP API (see
+:mod:`shared.tracing.backend`, which also takes a jaeger-ui build put into ``.cache/jaeger/ui``).
 """
 
 from __future__ import annotations

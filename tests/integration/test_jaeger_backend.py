@@ -4,6 +4,8 @@ back from its HTTP API as one trace, and Jaeger listens on loopback only. No Kaf
 
 from __future__ import annotations
 
+import re
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -12,7 +14,16 @@ from opentelemetry.trace import SpanKind
 
 from shared.settings import Settings
 from shared.tracing import TracingConfig, setup_tracing
-from shared.tracing.backend import BackendInfo, find_traces, get_trace, wait_for_trace
+from shared.tracing.backend import (
+    BackendInfo,
+    default_ui_assets,
+    find_traces,
+    get_trace,
+    wait_for_trace,
+)
+from shared.tracing.jaeger_install import VERSION
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def test_two_services_spans_come_back_as_one_trace_with_parent_link(jaeger: BackendInfo) -> None:
@@ -66,6 +77,46 @@ def test_two_services_spans_come_back_as_one_trace_with_parent_link(jaeger: Back
 
 def test_unknown_trace_is_empty(jaeger: BackendInfo) -> None:
     assert get_trace(jaeger.ui_url, uuid.uuid4().hex) == []
+
+
+def test_ui_address_serves_the_ui_page_and_every_asset_it_references(jaeger: BackendInfo) -> None:
+    assets = default_ui_assets(Settings.from_env())
+    assert assets is not None
+    status, content_type, page = _get(jaeger.ui_url + "/")
+
+    assert status == 200 and content_type.startswith("text/html")
+    assert "This is not the Jaeger UI you are looking for" not in page
+    assert _title(page) == _title((assets / "index.html").read_text())
+    # Jaeger rewrote the page's version line with its build info: the page works with that
+    assert f'"gitVersion":"{VERSION}"' in page
+    referenced = re.findall(r'(?:src|href)="(?:\.?/)?(static/[^"]+)"', page)
+    assert {Path(ref).suffix for ref in referenced} >= {".js", ".css"}
+    for ref in referenced:
+        status, content_type, body = _get(f"{jaeger.ui_url}/{ref}")
+        assert status == 200, ref
+        assert body == (assets / ref).read_text(), ref
+        expected = "javascript" if ref.endswith(".js") else "text/css"
+        assert expected in content_type, (ref, content_type)
+
+
+def test_trace_deep_link_path_serves_the_ui_page(jaeger: BackendInfo) -> None:
+    _, _, root = _get(jaeger.ui_url + "/")
+    status, content_type, page = _get(f"{jaeger.ui_url}/trace/{uuid.uuid4().hex}")
+
+    assert (status, page) == (200, root)
+    assert content_type.startswith("text/html")
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    """Status, Content-Type and text of a GET without any proxy (Jaeger is on loopback)."""
+    with _DIRECT.open(url, timeout=5) as answer:
+        return answer.status, answer.headers.get("Content-Type", ""), answer.read().decode()
+
+
+def _title(html: str) -> str:
+    found = re.search(r"<title>(.*?)</title>", html, re.S)
+    assert found is not None, "no <title>"
+    return found.group(1).strip()
 
 
 def test_jaeger_listens_on_loopback_only(jaeger: BackendInfo) -> None:
