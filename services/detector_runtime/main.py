@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from services.detector_runtime.config import RuntimeConfig, default_topics, new_instance_id
 from services.detector_runtime.error_policy import ErrorRateExceeded
+from services.detector_runtime.gc_tuning import tune_gc
 from services.detector_runtime.status import StatusFile, describe
 from shared.errors import ConfigError, MeshError
 from shared.settings import Settings
@@ -193,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    tune_gc()
     try:
         runner.run()  # writes `stopped`, or `failed` with the error, to the status file
     except ErrorRateExceeded as exc:

@@ -25,13 +25,14 @@ from shared.tracing.record_spans import OpenSpan, RecordSpans
 _EVEN_HEX = frozenset(b"02468ace")
 
 
-def _surely_unsampled(headers: list[tuple[str, bytes]]) -> bool:
-    """The hot path's test: the first ``traceparent`` as the mesh writes it (lower-case key,
-    55 bytes) with an even last flags digit. ~100 ns; anything unusual goes to the full check."""
-    for key, value in headers:
-        if key == "traceparent":
-            return value is not None and len(value) == 55 and value[54] in _EVEN_HEX
-    return False
+def _surely_unsampled(headers: list[tuple[str, bytes | None]]) -> bool:
+    """The hot path's test: a first header that is a ``traceparent`` as ingest writes it (first,
+    lower-case key, 55 bytes) with an even last flags digit. Anything else goes to the full
+    check."""
+    key, value = headers[0]
+    return (
+        key == "traceparent" and value is not None and len(value) == 55 and value[54] in _EVEN_HEX
+    )
 
 
 class RecordTracing:
@@ -51,7 +52,9 @@ class RecordTracing:
         A record whose ``traceparent`` is malformed starts a new trace (sampled at the
         configured ratio; its alerts carry the new trace's headers either way)."""
         headers = message.headers()
-        if self.spans is None or not headers or _surely_unsampled(headers):
+        if not headers or self.spans is None:
+            return None
+        if _surely_unsampled(headers):
             return None
         parent = sampled_parent(headers)  # the full check, for the few that get this far
         if parent is None:  # unsampled (a malformed traceparent gives an invalid parent:
