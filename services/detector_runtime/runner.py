@@ -59,6 +59,7 @@ from shared.kafka.config import consumer_config, producer_config
 from shared.metrics import instance_id
 from shared.settings import Settings
 from shared.tracing import trace_headers
+from shared.tracing.stats import add_tracing_gauges
 
 if TYPE_CHECKING:
     from shared.tracing.record_spans import OpenSpan
@@ -142,10 +143,8 @@ class Runner:
             detector.version,
             config.group_id,
         )
-        if self.tracing.spans is not None:  # a backend that is down shows as dropped spans
-            stats = self.tracing.tracing.stats
-            self.metrics.registry.gauge("tracing.spans.exported", lambda: stats().spans_exported)
-            self.metrics.registry.gauge("tracing.spans.dropped", lambda: stats().spans_dropped)
+        if self.tracing.spans is not None:
+            add_tracing_gauges(self.metrics.registry, self.tracing.tracing.stats)
         self._last_log = time.monotonic()
 
     # lifecycle ------------------------------------------------------------------------------

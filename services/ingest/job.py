@@ -37,6 +37,7 @@ from shared.kafka.config import resolve_bootstrap
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.settings import Settings
 from shared.tracing import Tracing, setup_tracing
+from shared.tracing.stats import add_tracing_gauges
 
 #: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB.
 SINK_OPTIONS = {
@@ -166,6 +167,8 @@ def main() -> int:
         add_process_gauges(registry)
         spark.streams.addListener(IngestMetricsListener(registry))
         tracing = setup_tracing("ingest", instance, None, settings)
+        if tracing.enabled:  # the ingest-traces query exports through this handle
+            add_tracing_gauges(registry, tracing.stats)
         queries = start_queries(spark, settings, config, instance, tracing)
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)

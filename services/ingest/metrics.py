@@ -14,6 +14,10 @@ tag ``query`` per streaming query:
 | `consumer.lag` | gauge | Kafka offsets behind the end of the raw topics, largest partition |
 | `state.size` | gauge | rows in the query's state stores (window counts) |
 | `process.cpu_seconds` / `process.rss_bytes` | gauge | the driver process |
+| `tracing.spans.exported` / `tracing.spans.dropped` | gauge | spans of `ingest-traces` (no tag) |
+
+The two tracing gauges exist with tracing on only; :func:`services.ingest.job.main` registers
+them on the driver's tracing handle, which exports the ``ingest-traces`` query's spans.
 """
 
 from __future__ import annotations

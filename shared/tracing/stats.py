@@ -6,7 +6,12 @@ with tracing off does not import the OpenTelemetry SDK.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shared.metrics import MetricRegistry
 
 
 @dataclass(frozen=True)
@@ -22,3 +27,10 @@ class TracingStats:
     export_failures: int = 0
     #: Spans waiting for export right now.
     spans_queued: int = 0
+
+
+def add_tracing_gauges(registry: MetricRegistry, stats: Callable[[], TracingStats]) -> None:
+    """Report ``tracing.spans.exported`` and ``tracing.spans.dropped`` (since the instance
+    started) in ``registry``: a trace backend that is down shows as dropped spans."""
+    registry.gauge("tracing.spans.exported", lambda: stats().spans_exported)
+    registry.gauge("tracing.spans.dropped", lambda: stats().spans_dropped)
