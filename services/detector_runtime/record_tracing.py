@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.settings import Settings
-from shared.tracing import sampled_parent, setup_tracing, trace_headers
+from shared.tracing import TracingConfig, sampled_parent, setup_tracing, trace_headers
 from shared.tracing.record_spans import OpenSpan, RecordSpans
 
 #: Last hex digit of a ``traceparent``'s flags whose sampled bit (the lowest) is 0.
@@ -39,9 +39,19 @@ class RecordTracing:
     """The instance's tracing and the per-record span steps the loop calls."""
 
     def __init__(
-        self, settings: Settings, service: str, instance: str, version: str, group: str
+        self,
+        settings: Settings,
+        service: str,
+        instance: str,
+        version: str,
+        group: str,
+        *,
+        enabled: bool = True,
     ) -> None:
-        self.tracing = setup_tracing(service, instance, version, settings)
+        """``enabled`` False (the manifest's ``tracing: false``) keeps tracing off whatever the
+        environment says."""
+        off = None if enabled else TracingConfig()
+        self.tracing = setup_tracing(service, instance, version, settings, config=off)
         #: None when tracing is off: the loop then skips every call below.
         self.spans = RecordSpans(self.tracing) if self.tracing.enabled else None
         self.group = group

@@ -142,6 +142,7 @@ class Runner:
             instance_id(config.instance_id),
             detector.version,
             config.group_id,
+            enabled=config.manifest.tracing,
         )
         if self.tracing.spans is not None:
             add_tracing_gauges(self.metrics.registry, self.tracing.tracing.stats)

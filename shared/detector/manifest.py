@@ -9,6 +9,12 @@ declaration. Every problem is one line naming the field.
 new detector judges what happens from now on), ``earliest`` (everything retained), or a time with
 a zone, ``2026-11-22T10:00:00Z``, for a backfill from that moment. It applies once: a restarted
 instance continues from the group's committed offsets whatever the manifest says.
+
+``tracing`` (default ``true``) lets the detector's instances make spans for the sampled records
+they process (docs/tracing.md). ``false`` turns that off for this detector even where the mesh
+exports traces: reading every record's headers to find the sampled ones costs ~0.65 µs a record
+(docs/benchmarks.md), which a very cheap detector may not want to pay. Its alerts still carry
+their records' trace context on.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ START_POSITIONS = ("earliest", "latest")
 #: ``Manifest.start`` of a manifest whose ``start`` is a time (then ``start_ms`` is set).
 TIMESTAMP = "timestamp"
 _REQUIRED = ("name", "version", "inputs", "owner", "replicas")
-_OPTIONAL = ("start", "module", "description")
+_OPTIONAL = ("start", "module", "description", "tracing")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -44,6 +50,8 @@ class Manifest:
     #: Python file (without .py) next to the manifest that declares the detector.
     module: str = "detector"
     description: str = ""
+    #: Whether instances make spans for sampled records (when the mesh exports traces at all).
+    tracing: bool = True
     folder: Path | None = None
 
     @property
@@ -115,6 +123,9 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
     module = document.get("module", "detector")
     if not isinstance(module, str) or not module.isidentifier():
         raise ManifestError(f"{source}: field `module` must be a Python module name")
+    tracing = document.get("tracing", True)
+    if not isinstance(tracing, bool):
+        raise ManifestError(f"{source}: field `tracing` must be true or false")
     return Manifest(
         name=document["name"],
         version=str(version),
@@ -125,6 +136,7 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
         start_ms=start_ms,
         module=module,
         description=str(document.get("description") or ""),
+        tracing=tracing,
     )
 
 

@@ -139,6 +139,7 @@ def test_bad_declaration_is_refused(kwargs: dict[str, Any], message: str) -> Non
         ({"replicas": 0}, "field `replicas`"),
         ({"start": "middle"}, "field `start`"),
         ({"colour": "red"}, "unknown field `colour`"),
+        ({"tracing": "no"}, "field `tracing` must be true or false"),
     ],
 )
 def test_bad_manifest_is_one_line_naming_the_field(change: dict[str, Any], message: str) -> None:
@@ -152,6 +153,13 @@ def test_manifest_missing_field_is_named(field: str) -> None:
     document = {k: v for k, v in MANIFEST.items() if k != field}
     with pytest.raises(ManifestError, match=f"missing field `{field}`"):
         parse_manifest(document)
+
+
+def test_manifest_tracing_defaults_to_on_and_can_be_turned_off() -> None:
+    assert parse_manifest(MANIFEST).tracing is True
+    import yaml
+
+    assert parse_manifest({**MANIFEST, **yaml.safe_load("tracing: false")}).tracing is False
 
 
 def test_manifest_start_defaults_to_latest() -> None:
