@@ -19,20 +19,8 @@ from typing import Any
 
 from shared.settings import Settings
 from shared.tracing import TracingConfig, sampled_parent, setup_tracing, trace_headers
+from shared.tracing.headers import surely_unsampled
 from shared.tracing.record_spans import OpenSpan, RecordSpans
-
-#: Last hex digit of a ``traceparent``'s flags whose sampled bit (the lowest) is 0.
-_EVEN_HEX = frozenset(b"02468ace")
-
-
-def _surely_unsampled(headers: list[tuple[str, bytes | None]]) -> bool:
-    """The hot path's test: a first header that is a ``traceparent`` as ingest writes it (first,
-    lower-case key, 55 bytes) with an even last flags digit. Anything else goes to the full
-    check."""
-    key, value = headers[0]
-    return (
-        key == "traceparent" and value is not None and len(value) == 55 and value[54] in _EVEN_HEX
-    )
 
 
 class RecordTracing:
@@ -64,7 +52,7 @@ class RecordTracing:
         headers = message.headers()
         if not headers or self.spans is None:
             return None
-        if _surely_unsampled(headers):
+        if surely_unsampled(headers):
             return None
         parent = sampled_parent(headers)  # the full check, for the few that get this far
         if parent is None:  # unsampled (a malformed traceparent gives an invalid parent:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from services.detector_runtime.record_tracing import _surely_unsampled
 from shared.tracing import is_sampled
+from shared.tracing.headers import surely_unsampled as _surely_unsampled
 
 TRACE, SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 
