@@ -8,7 +8,6 @@ way the Kafka key spreads them, and every alert is checked against the Avro ``al
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from shared.detector.declaration import Detector
 from shared.detector.state import Change
 from shared.detector.task import RetryPolicy, Task
+from shared.kafka.partitioner import partition_for
 
 #: A fixed detection time, so harness output is reproducible (2023-11-14T22:13:20Z).
 FIXED_CLOCK_MS = 1_700_000_000_000
@@ -79,7 +79,7 @@ def run(
     for index, (record_type, record) in enumerate(records):
         if record_type not in detector.inputs:
             continue
-        partition = zlib.crc32(str(record.get("customer_id")).encode()) % partitions
+        partition = partition_for(str(record.get("customer_id")).encode(), partitions)
         task = tasks.get(partition)
         if task is None:
             task = tasks[partition] = Task(

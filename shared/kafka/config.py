@@ -41,7 +41,12 @@ def resolve_bootstrap(settings: Settings) -> str:
 
 
 def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
-    """An idempotent, batching producer: no duplicates from retries, ordering kept per partition."""
+    """An idempotent, batching producer: no duplicates from retries, ordering kept per partition.
+
+    Keys are partitioned like Java clients and Spark's Kafka sink do (murmur2, see
+    shared/kafka/partitioner.py), not with librdkafka's default CRC32, so a key lands in the same
+    partition number on every hop.
+    """
     config: dict[str, Any] = {
         "bootstrap.servers": resolve_bootstrap(settings),
         "enable.idempotence": True,
@@ -50,6 +55,7 @@ def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
         "batch.num.messages": 10000,
         "compression.type": "lz4",
         "queue.buffering.max.messages": 500000,
+        "partitioner": "murmur2_random",
     }
     config.update(overrides)
     return config

@@ -24,6 +24,7 @@ from services.ingest.job import start_queries
 from services.ingest.metrics import IngestMetricsListener
 from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 from shared.avro import AvroDeserializer
+from shared.kafka.partitioner import partition_for
 from shared.metrics import MetricRegistry
 
 pytestmark = pytest.mark.integration
@@ -196,6 +197,17 @@ def test_every_raw_record_lands_in_exactly_one_place_and_is_counted(
     continued = [m for m in valid if header(m, "traceparent").split("-")[1] == parent.split("-")[1]]
     assert len(continued) == 1 and header(continued[0], "traceparent") != parent
     assert header(continued[0], "traceparent").endswith("-01")  # the customer's decision holds
+
+    # A key keeps its partition number from raw to records topic: the generator's producer and
+    # Spark's sink both partition with murmur2 (the re-sent record's raw key was another one).
+    for message in valid:
+        assert message.partition() == partition_for(message.key(), 8)
+
+    def raw_partition(message) -> int:  # type: ignore[no-untyped-def]
+        return int(header(message, "mesh.source").rsplit(":", 2)[1])
+
+    moved = [m for m in valid if m is not continued[0] and raw_partition(m) != m.partition()]
+    assert not moved, f"{len(moved)} records changed partition number, e.g. {moved[0].key()}"
     # New traces are sampled as OpenTelemetry's TraceIdRatioBased(0.01) decides for their id.
     bound = round(0.01 * 2**64)
     new = [p for p in parents if p.split("-")[1] != parent.split("-")[1]]
