@@ -11,7 +11,8 @@ One line per fact, each with an ``entry`` field:
   position in the stream, the only identity of records whose ``record_id`` did not survive).
 
 Records are named by topic (``topic``) and by ``index``, so an entry is found both in Kafka and in
-the output of a dry run.
+the output of a dry run. With ``--trace-planted``, ``alert`` and ``planted`` entries also carry
+``trace_id``: the trace the record was sent in.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, TextIO
 
 from services.loadgen.config import StreamConfig
 from services.loadgen.generated import GeneratedRecord
+from services.loadgen.trace_context import planted_trace_ids
 
 
 def run_entry(config: StreamConfig, topic_prefix: str) -> dict[str, Any]:
@@ -37,15 +39,20 @@ def run_entry(config: StreamConfig, topic_prefix: str) -> dict[str, Any]:
     }
 
 
-def entries(record: GeneratedRecord, topic_prefix: str) -> Iterator[dict[str, Any]]:
-    """Ground-truth lines for one generated record (none for ordinary records)."""
+def entries(
+    record: GeneratedRecord, topic_prefix: str, trace_seed: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """Ground-truth lines for one generated record (none for ordinary records). With
+    ``trace_seed`` (``--trace-planted``), planted records' lines name their trace."""
     meta = record.meta
-    base = {
+    base: dict[str, Any] = {
         "topic": f"{topic_prefix}.{record.topic_suffix}",
         "index": meta.index,
         "record_id": meta.record_id,
         "customer_id": meta.customer_id,
     }
+    if trace_seed is not None and meta.is_planted:
+        base["trace_id"] = planted_trace_ids(trace_seed, record)[0]
     if meta.invalid_kind is not None:
         yield {
             "entry": "invalid",
@@ -78,9 +85,12 @@ def entries(record: GeneratedRecord, topic_prefix: str) -> Iterator[dict[str, An
 class GroundTruthWriter:
     """Writes the ground-truth file while the stream is produced (no list held in memory)."""
 
-    def __init__(self, path: Path, config: StreamConfig, topic_prefix: str) -> None:
+    def __init__(
+        self, path: Path, config: StreamConfig, topic_prefix: str, trace_planted: bool = False
+    ) -> None:
         self.path = path
         self._topic_prefix = topic_prefix
+        self._trace_seed = config.seed if trace_planted else None
         self._header = run_entry(config, topic_prefix)
         self._file: TextIO | None = None
 
@@ -104,7 +114,7 @@ class GroundTruthWriter:
         meta = record.meta
         if meta.invalid_kind is None and meta.pattern_id is None:
             return
-        for entry in entries(record, self._topic_prefix):
+        for entry in entries(record, self._topic_prefix, self._trace_seed):
             self._write(entry)
 
     def _write(self, entry: dict[str, Any]) -> None:

@@ -34,8 +34,14 @@ class DeliveryOutcome:
             self.errors.append(message)
 
 
+#: Kafka headers as confluent-kafka takes them.
+Headers = list[tuple[str, bytes]]
+
+
 class RecordSink(Protocol):
-    def send(self, topic: str, key: bytes | None, value: bytes) -> None: ...
+    def send(
+        self, topic: str, key: bytes | None, value: bytes, headers: Headers | None = None
+    ) -> None: ...
 
     def wait(self, seconds: float) -> None:
         """Pause (the rate limiter calls this); a sink may do useful work meanwhile."""
@@ -49,7 +55,9 @@ class DiscardingSink:
     def __init__(self) -> None:
         self._outcome = DeliveryOutcome()
 
-    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+    def send(
+        self, topic: str, key: bytes | None, value: bytes, headers: Headers | None = None
+    ) -> None:
         self._outcome.delivered[topic] += 1
 
     def wait(self, seconds: float) -> None:
@@ -78,10 +86,12 @@ class KafkaSink:
             ) from None
         return [topic for topic in topics if topic not in metadata.topics]
 
-    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+    def send(
+        self, topic: str, key: bytes | None, value: bytes, headers: Headers | None = None
+    ) -> None:
         while True:
             try:
-                self._producer.produce(topic, value, key)
+                self._producer.produce(topic, value, key, headers=headers)
                 break
             except BufferError:  # local queue full: let librdkafka drain it, then retry
                 self._producer.poll(0.05)

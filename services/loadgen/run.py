@@ -22,6 +22,7 @@ from services.loadgen.producer import DiscardingSink, KafkaSink, RecordSink
 from services.loadgen.rate_limit import TokenBucket
 from services.loadgen.report import ProduceReport, Tally
 from services.loadgen.stream import generate
+from services.loadgen.trace_context import planted_headers
 from shared.kafka.config import producer_config
 from shared.settings import Settings
 
@@ -40,6 +41,8 @@ class SendOptions:
     ground_truth: Path | None = None
     progress: bool = True
     flush_timeout_s: float = 120.0
+    #: Planted records carry a sampled ``traceparent`` (services/loadgen/trace_context.py).
+    trace_planted: bool = False
 
 
 def kafka_sink(settings: Settings, config: StreamConfig) -> KafkaSink:
@@ -60,7 +63,9 @@ def produce(config: StreamConfig, options: SendOptions, sink: RecordSink) -> Pro
         truth = None
         if options.ground_truth is not None:
             truth = stack.enter_context(
-                GroundTruthWriter(options.ground_truth, config, options.topic_prefix)
+                GroundTruthWriter(
+                    options.ground_truth, config, options.topic_prefix, options.trace_planted
+                )
             )
         bar = stack.enter_context(
             tqdm(
@@ -75,7 +80,9 @@ def produce(config: StreamConfig, options: SendOptions, sink: RecordSink) -> Pro
         for index, record in enumerate(generate(config), start=1):
             topic = topics[record.topic_suffix]
             limiter.acquire()
-            sink.send(topic, record.key, record.value)
+            traced = options.trace_planted and record.meta.is_planted
+            headers = planted_headers(config.seed, record) if traced else None
+            sink.send(topic, record.key, record.value, headers)
             tally.add(topic, record)
             if truth is not None:
                 truth.add(record)

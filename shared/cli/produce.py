@@ -88,6 +88,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"records above this size are invalid; 'oversized' ones exceed it "
         f"({DEFAULT_MAX_RECORD_BYTES})",
     )
+    parser.add_argument(
+        "--trace-planted",
+        action="store_true",
+        help="send planted fraud with a sampled traceparent, as a tracing sender would: every "
+        "planted alert then has a trace in the backend (ids in the ground truth)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
         "--dry-run", action="store_true", help="generate and count without sending to Kafka"
@@ -139,6 +145,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         rate=_rate(args.rate),
         ground_truth=truth,
         progress=not args.no_progress,
+        trace_planted=args.trace_planted,
     )
     if args.dry_run:
         report = dry_run(config, options)

@@ -222,12 +222,25 @@ def find_traces(
     service: str,
     limit: int = 20,
     *,
-    lookback: str = "1h",
+    operation: str | None = None,
+    since_s: float = 3600.0,
     timeout_s: float = 5.0,
 ) -> list[list[dict[str, Any]]]:
-    """The latest traces (at most ``limit``) with a span of ``service``, each a list of spans."""
-    query = urllib.parse.urlencode({"service": service, "limit": limit, "lookback": lookback})
-    status, body = _get_json(f"{ui_url}/api/traces?{query}", timeout_s)
+    """The latest traces (at most ``limit``) with a span of ``service`` (and ``operation``)
+    started in the last ``since_s`` seconds, each a list of spans.
+
+    The window is sent as ``start``/``end`` in µs: Jaeger's HTTP API ignores ``lookback`` and
+    otherwise searches its default window."""
+    now_us = int(time.time() * 1e6)
+    params: dict[str, Any] = {
+        "service": service,
+        "limit": limit,
+        "start": now_us - int(since_s * 1e6),
+        "end": now_us,
+    }
+    if operation:
+        params["operation"] = operation
+    status, body = _get_json(f"{ui_url}/api/traces?{urllib.parse.urlencode(params)}", timeout_s)
     if status != 200:
         raise BackendError(f"Jaeger answered {status} when searching {service!r}: {body}")
     return [normalise_trace(trace) for trace in body.get("data") or []]

@@ -73,6 +73,9 @@ def test_two_services_spans_come_back_as_one_trace_with_parent_link(jaeger: Back
 
     found = find_traces(jaeger.ui_url, f"detector.velocity-{suffix}", limit=5)
     assert [[s["span_id"] for s in t] for t in found] == [[parent_id, child_id]]
+    service = f"detector.velocity-{suffix}"
+    assert find_traces(jaeger.ui_url, service, operation="raw process") == found
+    assert find_traces(jaeger.ui_url, service, operation="no such operation") == []
 
 
 def test_unknown_trace_is_empty(jaeger: BackendInfo) -> None:
