@@ -52,13 +52,19 @@ test: jars influxdb jaeger lint typecheck compat ## Run every test (unit, integr
 test-unit: $(STAMP) ## Only the fast tests that need no broker
 	$(BIN)/pytest tests/unit
 
-demo: jars ## Start the local mesh, produce sample records, show them routed and counted
+# A new seed per demo: a second demo on the same mesh gets new customers, so stateful detectors
+# (new_country remembers countries) raise its planted alerts too.
+DEMO_SEED := $(shell date +%s)
+
+demo: jars ## Start the local mesh, produce sample records, show them routed, counted and alerted (with traces)
 	@$(BIN)/python -m shared.influx.install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
 	@$(BIN)/python -m shared.tracing.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
-	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000
+	@$(BIN)/python -m services.ingest.wait --mark
+	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000 --seed $(DEMO_SEED) --trace-planted
 	$(BIN)/python -m services.ingest.wait 20000
 	$(BIN)/mesh topics list
+	$(BIN)/python -m services.loadgen.score --seed $(DEMO_SEED)
 	$(BIN)/mesh status
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 

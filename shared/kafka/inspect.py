@@ -16,6 +16,8 @@ class TopicView:
     name: str
     partitions: int
     records: int
+    #: Records ever written (the partitions' end offsets summed): grows even when old ones expire.
+    written: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,12 @@ def topic_views(
             topic = metadata.topics.get(name)
             if topic is None or name.startswith("__"):
                 continue
-            total = 0
+            total = written = 0
             for partition in topic.partitions:
                 low, high = watermarks(consumer, TopicPartition(name, partition), timeout)
                 total += high - low
-            views.append(TopicView(name, len(topic.partitions), total))
+                written += high
+            views.append(TopicView(name, len(topic.partitions), total, written))
         return views
     finally:
         consumer.close()
