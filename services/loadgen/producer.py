@@ -35,7 +35,7 @@ class DeliveryOutcome:
 
 
 #: Kafka headers as confluent-kafka takes them.
-Headers = list[tuple[str, bytes]]
+Headers = list[tuple[str, str | bytes | None]]
 
 
 class RecordSink(Protocol):

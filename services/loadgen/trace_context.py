@@ -25,7 +25,7 @@ def planted_trace_ids(seed: int, record: GeneratedRecord) -> tuple[str, str]:
     return trace_id, span_id
 
 
-def planted_headers(seed: int, record: GeneratedRecord) -> list[tuple[str, bytes]]:
+def planted_headers(seed: int, record: GeneratedRecord) -> list[tuple[str, str | bytes | None]]:
     """The ``traceparent`` header (sampled) a tracing sender would put on ``record``."""
     trace_id, span_id = planted_trace_ids(seed, record)
     return [("traceparent", f"00-{trace_id}-{span_id}-01".encode())]

@@ -17,16 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_reading import run_ingest
+from traced_pipeline import create_pipeline_topics, large_amount_args, run_traced_ingest
 
 from services.detector_runtime.testing import DetectorProcess
-from services.ingest.config import IngestConfig
 from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from services.loadgen.ground_truth import read_ground_truth
 from services.loadgen.score import alert_path, planted_alerts, read_raised
-from shared.metrics import instance_id
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing import TracingConfig, setup_tracing
 from shared.tracing.backend import find_traces
 
 pytestmark = pytest.mark.integration
@@ -41,9 +38,7 @@ def test_every_planted_alert_is_raised_and_traced_from_ingest_to_its_publish(
     tmp_path: Path,
 ) -> None:
     prefix = unique_name("planted")
-    create_topics([f"{prefix}.{t}" for t in ("raw.transactions", "records.transactions")], 2)
-    create_topics([f"{prefix}.{t}" for t in ("records.invalid", "alerts", "detectors.dlq")], 1)
-    create_topics([f"{prefix}.metrics.windows"], 1, config={"cleanup.policy": "compact"})
+    create_pipeline_topics(create_topics, prefix)
     stream = StreamConfig(
         start_time_ms=int(time.time() * 1000) - 60_000, count=1500, seed=5, customers=3000,
         event_rate=50.0, types=("transactions",), patterns=("large_amount",), fraud_share=0.01,
@@ -57,27 +52,11 @@ def test_every_planted_alert_is_raised_and_traced_from_ingest_to_its_publish(
     assert len(expected) >= 3 and all(expected.values()), expected
 
     # Ingest samples nothing itself: only the sender's sampled context makes traces.
-    tracing = setup_tracing(
-        "ingest", instance_id("ingest-test"),
-        config=TracingConfig(endpoint=jaeger.otlp_endpoint, sample_ratio=0.0),
-    )  # fmt: skip
-    config = IngestConfig(
-        raw_pattern=f"{prefix}\\.raw\\..*",
-        records_prefix=f"{prefix}.records",
-        invalid_topic=f"{prefix}.records.invalid",
-        windows_topic=f"{prefix}.metrics.windows",
-        checkpoint_dir=tmp_path / "cp",
-        trace_sample_ratio=0.0,
+    run_traced_ingest(
+        spark, mesh_settings, jaeger.otlp_endpoint, prefix, tmp_path / "cp", sample_ratio=0.0
     )
-    run_ingest(spark, mesh_settings, config, tracing=tracing)
-    assert tracing.flush(10)
 
-    args = [
-        "--input", f"transactions={prefix}.records.transactions",
-        "--alerts-topic", f"{prefix}.alerts",
-        "--dlq-topic", f"{prefix}.detectors.dlq",
-        "--group", f"{prefix}.detector.large_amount",
-    ]  # fmt: skip
+    args = large_amount_args(prefix)
     env = {"MESH_OTLP_ENDPOINT": jaeger.otlp_endpoint, "MESH_TRACE_SAMPLE_RATIO": "0"}
     with DetectorProcess(mesh_settings, PROJECT_ROOT / "detectors" / "large_amount", args,
                          tmp_path / "detector.log", env=env) as detector:  # fmt: skip

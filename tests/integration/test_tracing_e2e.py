@@ -18,14 +18,11 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from kafka_reading import run_ingest
 from polling import wait_for
+from traced_pipeline import create_pipeline_topics, large_amount_args, run_traced_ingest
 
 from services.detector_runtime.testing import DetectorProcess, read_topic
-from services.ingest.config import IngestConfig
-from shared.metrics import instance_id
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing import TracingConfig, setup_tracing
 from shared.tracing.backend import get_trace
 
 pytestmark = pytest.mark.integration
@@ -43,9 +40,7 @@ def test_an_alerted_record_has_one_trace_from_ingest_to_the_alert(
     tmp_path: Path,
 ) -> None:
     prefix = unique_name("trace")
-    create_topics([f"{prefix}.{t}" for t in ("raw.transactions", "records.transactions")], 2)
-    create_topics([f"{prefix}.{t}" for t in ("records.invalid", "alerts", "detectors.dlq")], 1)
-    create_topics([f"{prefix}.metrics.windows"], 1, config={"cleanup.policy": "compact"})
+    create_pipeline_topics(create_topics, prefix)
     raw_topic = f"{prefix}.raw.transactions"
     record = {
         "record_id": "r-traced-1",
@@ -63,29 +58,15 @@ def test_an_alerted_record_has_one_trace_from_ingest_to_the_alert(
     assert producer.flush(30) == 0
 
     # Ingest, in the session's Spark, exporting its spans to Jaeger.
-    tracing_config = TracingConfig(endpoint=jaeger.otlp_endpoint, sample_ratio=1.0)
-    ingest_tracing = setup_tracing("ingest", instance_id("ingest-test"), config=tracing_config)
-    config = IngestConfig(
-        raw_pattern=f"{prefix}\\.raw\\..*",
-        records_prefix=f"{prefix}.records",
-        invalid_topic=f"{prefix}.records.invalid",
-        windows_topic=f"{prefix}.metrics.windows",
-        checkpoint_dir=tmp_path / "cp",
+    queries = run_traced_ingest(
+        spark, mesh_settings, jaeger.otlp_endpoint, prefix, tmp_path / "cp", sample_ratio=1.0
     )
-    queries = run_ingest(spark, mesh_settings, config, tracing=ingest_tracing)
     assert "ingest-traces" in [q.name for q in queries]
-    assert ingest_tracing.flush(10)
 
     # The detector, as a real process, exporting to the same Jaeger.
     env = {"MESH_OTLP_ENDPOINT": jaeger.otlp_endpoint}
-    args = [
-        "--input", f"transactions={prefix}.records.transactions",
-        "--alerts-topic", f"{prefix}.alerts",
-        "--dlq-topic", f"{prefix}.detectors.dlq",
-        "--group", f"{prefix}.detector.large_amount",
-    ]  # fmt: skip
     with DetectorProcess(
-        mesh_settings, PROJECT_ROOT / "detectors" / "large_amount", args,
+        mesh_settings, PROJECT_ROOT / "detectors" / "large_amount", large_amount_args(prefix),
         tmp_path / "detector.log", env=env,
     ) as detector:  # fmt: skip
         alerts = read_topic(mesh_settings, f"{prefix}.alerts", expect=1, timeout_s=60)
