@@ -55,7 +55,8 @@ def flags(sample_ratio: float) -> Column:
     incoming, usable = _incoming()
     bound = round(max(0.0, min(1.0, sample_ratio)) * 2**64)
     low_bits = F.conv(F.substring(trace_id(), 17, 16), 16, 10).cast("decimal(20,0)")
-    ratio = F.when(low_bits < F.lit(bound).cast("decimal(20,0)"), "01").otherwise("00")
+    # The bound goes to the JVM as text: above 0.5 it no longer fits a Java long (2**64 at 1.0).
+    ratio = F.when(low_bits < F.lit(str(bound)).cast("decimal(20,0)"), "01").otherwise("00")
     return F.when(usable, F.substring(incoming, 54, 2)).otherwise(ratio)
 
 
