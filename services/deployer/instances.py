@@ -23,6 +23,7 @@ from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.process_usage import ProcessUsage, process_usage
 from shared.settings import Settings
+from shared.supervised_service import start_supervised, supervisor_file
 from shared.tracing.backend import resolve_otlp_endpoint
 
 
@@ -63,19 +64,14 @@ class Instance:
         self.settings = settings
         self.name, self.seq, self.index = name, seq, index
         self.process = LocalProcess(f"detector-{name}-r{seq}-{index}", settings.home)
-        self.supervisor_file = self.process.dir / "supervisor.json"
+        self.supervisor_file = supervisor_file(self.process)
         self.report_file = self.process.dir / "instance.json"
 
     def start(self, release: Release) -> tuple[ProcessInfo, bool]:
         """Start the supervised replica (a no-op when it already runs)."""
         if self.process.running() is None:  # a fresh start must not show the last run's state
-            for stale in (self.supervisor_file, self.report_file):
-                stale.unlink(missing_ok=True)
+            self.report_file.unlink(missing_ok=True)
         command = [
-            sys.executable, "-m", "shared.supervisor",
-            "--state", str(self.supervisor_file),
-            "--child-status", str(self.report_file),
-            "--",
             sys.executable, "-m", "services.detector_runtime", release.path,
             "--topic-prefix", self.settings.topic_prefix,
             # The replica's name; metrics add host, pid and start time (a restart is a new id).
@@ -87,7 +83,7 @@ class Instance:
             "MESH_INSTANCE_STATUS": str(self.report_file),
             "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(self.settings),
         }
-        return self.process.start(command, env)
+        return start_supervised(self.process, command, env, child_status=self.report_file)
 
     def stop(self) -> ProcessInfo | None:
         """SIGTERM the supervisor: the runtime finishes its batch, commits and leaves the group."""

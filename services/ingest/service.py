@@ -1,4 +1,9 @@
-"""The ingest job as a local mesh service: how `mesh up` starts it and `mesh down` stops it."""
+"""The ingest job as a local mesh service: how `mesh up` starts it and `mesh down` stops it.
+
+The job runs under its own supervisor (:mod:`shared.supervised_service`): a job that dies (an
+out-of-memory JVM, a broker outage it could not ride out) is restarted with backoff and resumes
+from its checkpoint, instead of leaving the raw topics unread until someone notices.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import sys
 from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
+from shared.supervised_service import start_supervised
 from shared.tracing.backend import resolve_otlp_endpoint
 
 NAME = "ingest"
@@ -20,9 +26,11 @@ def ingest_process(settings: Settings) -> LocalProcess:
 def start_ingest(
     settings: Settings, extra_env: dict[str, str] | None = None
 ) -> tuple[ProcessInfo, bool]:
-    """Start ``python -m services.ingest.job`` against the mesh's Kafka (no-op if it runs)."""
+    """Start ``python -m services.ingest.job``, supervised, against the mesh's Kafka (no-op if
+    it runs). The process returned is the supervisor."""
     env = spark_service_env(settings, extra_env)
-    return ingest_process(settings).start([sys.executable, "-m", "services.ingest.job"], env)
+    command = [sys.executable, "-m", "services.ingest.job"]
+    return start_supervised(ingest_process(settings), command, env)
 
 
 def spark_service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:

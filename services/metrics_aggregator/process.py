@@ -1,9 +1,10 @@
 """The aggregator as a local mesh service: how `mesh up` starts it and `mesh down` stops it.
 
-It runs as ``python -m services.metrics_aggregator`` under a :class:`LocalProcess` called
-``metrics_aggregator``, so its pid file and log sit in ``$MESH_HOME/metrics_aggregator/`` next to
-its status file and checkpoint. ``mesh down`` sends SIGTERM: the queries stop between batches
-and buffered points get a last chance to reach InfluxDB.
+It runs as ``python -m services.metrics_aggregator`` under its own supervisor
+(:mod:`shared.supervised_service`: restarted with backoff if it dies), in a :class:`LocalProcess`
+called ``metrics_aggregator``, so its pid file and log sit in ``$MESH_HOME/metrics_aggregator/``
+next to its status file and checkpoint. ``mesh down`` sends SIGTERM: the queries stop between
+batches and buffered points get a last chance to reach InfluxDB.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from services.ingest.service import spark_service_env
 from services.metrics_aggregator.config import NAME
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
+from shared.supervised_service import start_supervised
 
 
 def aggregator_process(settings: Settings) -> LocalProcess:
@@ -34,4 +36,4 @@ def start_aggregator(
         },
     )
     command = [sys.executable, "-m", "services.metrics_aggregator"]
-    return aggregator_process(settings).start(command, env)
+    return start_supervised(aggregator_process(settings), command, env)

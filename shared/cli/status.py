@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,9 @@ from shared.kafka.broker import LocalBroker
 from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
 from shared.kafka.topics import declared_topics
+from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
+from shared.supervised_service import supervised_child
 
 if TYPE_CHECKING:
     from services.deployer.instances import InstanceView
@@ -67,7 +70,22 @@ def _ingest_line(settings: Settings) -> None:
             progress = json.loads(line)
             rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
             break
-    print(f"ingest   UP     pid {info.pid}  up {info.uptime_s:.0f} s{rate}")
+    state, text = _supervised(process, info)
+    print(f"ingest   {state:<6} {text}{rate}")
+
+
+def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
+    """(UP or RESTART, "pid P  up U s" plus restarts and the last exit) of a service that runs
+    under a supervisor: the pid and uptime are the service's, not the supervisor's."""
+    child = supervised_child(process)
+    if child is not None and child.state == "backoff":
+        return "RESTART", f"restart {child.restarts + 1} soon; last exit: {child.last_exit}"
+    if child is None or child.pid is None:  # the supervisor is starting it
+        return "UP", f"pid {info.pid}  up {info.uptime_s:.0f} s"
+    text = f"pid {child.pid}  up {time.time() - (child.started or info.started):.0f} s"
+    if child.restarts:
+        text += f"  restarts {child.restarts} (last exit: {child.last_exit})"
+    return "UP", text
 
 
 def _influx_line(settings: Settings) -> None:
@@ -121,7 +139,8 @@ def _aggregator_line(settings: Settings) -> None:
     from services.metrics_aggregator.process import aggregator_process
     from shared.json_files import read_json
 
-    info = aggregator_process(settings).running()
+    process = aggregator_process(settings)
+    info = process.running()
     if info is None:
         print("metrics  DOWN   (start it with `mesh up`)")
         return
@@ -140,7 +159,8 @@ def _aggregator_line(settings: Settings) -> None:
             f"influx FAILING: {influx.get('buffered', 0)} points buffered, "
             f"{influx.get('dropped', 0)} dropped, last error: {influx.get('last_error') or '?'}"
         )
-    print(f"metrics  UP     pid {info.pid}  up {info.uptime_s:.0f} s  {figures}; {sink}")
+    state, text = _supervised(process, info)
+    print(f"metrics  {state:<6} {text}  {figures}; {sink}")
 
 
 def _detector_lines(settings: Settings, bootstrap: str) -> None:

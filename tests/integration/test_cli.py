@@ -1,5 +1,7 @@
 """The `mesh` command as a user runs it: a real process, real output, real exit codes."""
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -7,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from mesh_cli import mesh
+from polling import wait_for
 
+from services.metrics_aggregator.process import aggregator_process
 from shared.kafka.topics import declared_topics
 from shared.settings import PROJECT_ROOT, Settings
+from shared.supervised_service import supervised_child
 
 pytestmark = pytest.mark.integration
 
@@ -70,6 +75,20 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert "detector velocity       UP      2/2  v1.0.0" in status.stdout
             large_amount_before = _detector_state(status.stdout, "large_amount")
             assert large_amount_before[0] == "UP" and len(large_amount_before[1]) == 1
+
+            # The metrics aggregator runs under a supervisor: killed, it is back within seconds.
+            aggregator = aggregator_process(Settings.from_env(env))
+            job = supervised_child(aggregator)
+            assert job is not None and job.pid is not None, job
+            os.kill(job.pid, signal.SIGKILL)
+            killed = "restarts 1 (last exit: killed by SIGKILL)"
+            wait_for(
+                lambda: killed in mesh("status", env=env).stdout,
+                60,
+                "mesh status to show the aggregator restarted by its supervisor",
+            )
+            restarted = supervised_child(aggregator)
+            assert restarted is not None and restarted.pid not in (None, job.pid)
 
             stopped = mesh("stop", "velocity", env=env)
             assert (

@@ -1,9 +1,10 @@
-"""Kill the ingest job with SIGKILL mid-stream, restart it, and lose nothing.
+"""Kill the ingest job with SIGKILL mid-stream: its supervisor restarts it, and nothing is lost.
 
-The job runs as the real service process (``python -m services.ingest.job``), reading a backlog in
-small micro-batches so the kill lands between batches of a run that is far from done. After the
-restart: every raw record routed at least once, duplicates no more than one micro-batch (and
-reported), window counts exact.
+The job runs as the real service (``python -m services.ingest.job`` under its supervisor, as
+`mesh up` starts it), reading a backlog in small micro-batches so the kill lands between batches
+of a run that is far from done. The supervisor restarts the job on its own (no one runs `mesh up`
+again) and says it was killed; after the restart: every raw record routed at least once,
+duplicates no more than one micro-batch (and reported), window counts exact.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from polling import wait_for
 from services.ingest.service import ingest_process, start_ingest
 from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from shared.avro import AvroDeserializer
+from shared.supervised_service import supervised_child
 
 pytestmark = pytest.mark.integration
 
@@ -72,20 +74,25 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
     process = ingest_process(mesh_settings)
     outputs = [*records, invalid]
 
-    first, started = start_ingest(mesh_settings, env)
+    _, started = start_ingest(mesh_settings, env)
     assert started
     try:
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 2 * BATCH,
                  180, "the first batches")  # fmt: skip
-        process.signal(signal.SIGKILL)
+        job = supervised_child(process)
+        assert job is not None and job.pid is not None and job.restarts == 0, job
+        os.kill(job.pid, signal.SIGKILL)
         routed_at_kill = records_in(mesh_settings.bootstrap_servers, outputs)
-        assert process.wait_gone(first.pid, 30), "the job survived SIGKILL"
-        with pytest.raises(ProcessLookupError):
-            os.kill(first.pid, 0)
+        assert process.wait_gone(job.pid, 30), "the job survived SIGKILL"
         assert routed_at_kill < total, "the kill came after the input was drained"
 
-        second, started = start_ingest(mesh_settings, env)
-        assert started and second.pid != first.pid
+        def restarted() -> bool:
+            now = supervised_child(process)
+            return now is not None and now.restarts == 1 and now.pid not in (None, job.pid)
+
+        wait_for(restarted, 60, "the supervisor to restart the job")
+        restart = supervised_child(process)
+        assert restart is not None and restart.last_exit == "killed by SIGKILL"
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= total,
                  300, "the restarted job to drain the input")  # fmt: skip
         wait_for(_stable(lambda: records_in(mesh_settings.bootstrap_servers, outputs)),
