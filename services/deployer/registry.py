@@ -35,6 +35,9 @@ class Deployment:
     current: Release
     previous: Release | None = None
     history: tuple[str, ...] = field(default_factory=tuple)
+    #: Set by `mesh scale`: the operator chose ``replicas``, so a rollout keeps it instead of
+    #: taking the new manifest's.
+    scaled: bool = False
 
     def with_event(self, event: str, **changes: Any) -> Deployment:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -99,6 +102,7 @@ def _from_document(document: dict[str, Any]) -> Deployment | None:
             current=Release(**document["current"]),
             previous=Release(**previous) if previous else None,
             history=tuple(document.get("history", ())),
+            scaled=bool(document.get("scaled", False)),
         )
     except (KeyError, TypeError, ValueError):
         return None

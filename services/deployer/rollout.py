@@ -79,7 +79,9 @@ def rollout(
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)
         old = [Instance(settings, name, current.current.seq, i) for i in range(current.replicas)]
-        new = [Instance(settings, name, release.seq, i) for i in range(validated.replicas)]
+        # A count set with `mesh scale` is the operator's and stays; else the manifest says.
+        count = current.replicas if current.scaled else validated.replicas
+        new = [Instance(settings, name, release.seq, i) for i in range(count)]
         try:
             killed = _replace(old, new, release, current, health_s, max_error_rate, say)
         except _Unhealthy as unhealthy:
@@ -96,7 +98,7 @@ def rollout(
             source=str(folder),
             current=release,
             previous=current.current,
-            replicas=validated.replicas,
+            replicas=count,
         )
         registry.save(deployment)
         return RolloutReport(deployment, len(new), tuple(killed), uncommitted)

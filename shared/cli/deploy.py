@@ -1,7 +1,9 @@
-"""``mesh deploy FOLDER`` and ``mesh rollout NAME [FOLDER]``: ship detectors into a running mesh.
+"""``mesh deploy FOLDER``, ``mesh rollout NAME [FOLDER]`` and ``mesh scale NAME N``: ship and size
+detectors in a running mesh.
 
-Both validate first (manifest, import, input schemas, dry run) and refuse in one line without
-touching anything that runs; neither ever restarts or pauses another detector.
+Deploy and rollout validate first (manifest, import, input schemas, dry run) and refuse in one
+line without touching anything that runs; none of the three ever restarts or pauses another
+detector.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"({DEFAULT_MAX_ERROR_RATE:g})",
     )
     rollout.set_defaults(handler=run_rollout)
+    scale = subparsers.add_parser("scale", help="run N replicas of a deployed detector")
+    scale.add_argument("name", help="the deployed detector")
+    scale.add_argument("replicas", type=int, help="how many replicas to run (1 or more)")
+    scale.set_defaults(handler=run_scale)
 
 
 def run_deploy(args: argparse.Namespace, settings: Settings) -> int:
@@ -65,4 +71,11 @@ def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
         f"rolled out {deployment.name} v{deployment.current.version} "
         f"({report.replaced} replica(s)); {report.duplicates}"
     )
+    return 0
+
+
+def run_scale(args: argparse.Namespace, settings: Settings) -> int:
+    from services.deployer.scale import scale
+
+    scale(settings, args.name, args.replicas)
     return 0

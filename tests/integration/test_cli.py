@@ -162,7 +162,8 @@ def test_an_unreachable_external_cluster_is_one_line(tmp_path):
 def test_help_lists_the_verbs():
     result = mesh("--help", env={})
     assert result.returncode == 0
-    for verb in ("up", "down", "status", "stop", "logs", "describe", "broker", "topics", "produce"):
+    verbs = ("up", "down", "status", "stop", "logs", "describe", "broker", "topics", "produce")
+    for verb in (*verbs, "deploy", "rollout", "scale"):
         assert verb in result.stdout
 
 

@@ -220,3 +220,66 @@ def test_deploying_into_a_mesh_without_its_topics_is_refused_before_anything_sta
     )
     assert "`mesh up`" in refused.stderr and refused.stderr.count("\n") == 1
     assert Registry(private_mesh.settings.home).get("big_spender") is None
+
+
+def test_scale_adds_and_removes_replicas_of_one_detector_only(private_mesh, tmp_path):
+    env = private_mesh.env
+    for name in ("big_spender", "night_owl"):
+        deployed = mesh("deploy", str(write_detector(tmp_path / name, name)), env=env)
+        assert deployed.returncode == 0, deployed.stderr
+    bystander = the_instance(private_mesh, "night_owl").view()
+
+    scaled_up = mesh("scale", "big_spender", "3", env=env)
+    assert scaled_up.returncode == 0, scaled_up.stderr
+    assert "scaled big_spender from 1 to 3 replica(s)" in scaled_up.stdout
+    replicas = running_instances(private_mesh.settings, "big_spender")
+    assert [i.process.name for i in replicas] == [f"detector-big_spender-r1-{n}" for n in range(3)]
+
+    def spread() -> bool:  # the group has settled: 8 partitions over the three, each has some
+        assigned = [i.view().report.get("assigned") or [] for i in replicas]
+        return all(assigned) and sum(len(a) for a in assigned) == 8
+
+    wait_for(spread, 60, "the three replicas to share the 8 partitions")
+    produced = feed(private_mesh, 3000)["transactions"]
+    status = wait_for(
+        lambda: (out := mesh("status", env=env).stdout) and "lag 0 " in _line(out, "big_spender")
+        and out,
+        what="big_spender to catch up",
+    )  # fmt: skip
+    assert "3/3" in _line(status, "big_spender")
+
+    def counts() -> list[int]:  # each replica's report is rewritten every few seconds
+        return [i.view().report.get("records", 0) for i in replicas]
+
+    wait_for(lambda: sum(counts()) >= produced, 30, "the replicas' reports to count every record")
+    assert all(counts()), counts()  # each replica processed records of its own partitions
+
+    scaled_down = mesh("scale", "big_spender", "1", env=env)
+    assert scaled_down.returncode == 0, scaled_down.stderr
+    assert scaled_down.stdout.index("stopped detector-big_spender-r1-2") < scaled_down.stdout.index(
+        "stopped detector-big_spender-r1-1"
+    )
+    assert [i.process.name for i in running_instances(private_mesh.settings, "big_spender")] == [
+        "detector-big_spender-r1-0"
+    ]
+    assert Registry(private_mesh.settings.home).get("big_spender").replicas == 1
+
+    refusals = {
+        ("big_spender", "0"): "`mesh stop big_spender` stops it",
+        ("big_spender", "9"): "reads 8 partitions per input: more than 8 replicas would sit idle",
+        ("no_such", "2"): "no detector 'no_such' is deployed",
+    }
+    for (name, count), expected in refusals.items():
+        refused = mesh("scale", name, count, env=env)
+        assert refused.returncode == 2, (expected, refused.stdout, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+        assert expected in refused.stderr
+    assert Registry(private_mesh.settings.home).get("big_spender").replicas == 1
+
+    still = the_instance(private_mesh, "night_owl").view()  # the other detector never noticed
+    assert (still.pid, still.restarts) == (bystander.pid, 0)
+    assert still.report["revocations"] == 0
+
+
+def _line(status: str, name: str) -> str:
+    return next((x for x in status.splitlines() if x.startswith(f"detector {name} ")), "")

@@ -1,5 +1,8 @@
 """Releases are exact, immutable copies; the registry round-trips what is deployed."""
 
+import json
+from dataclasses import replace
+
 from services.deployer.registry import RUNNING, STOPPED, Deployment, Registry
 from services.deployer.releases import folder_digest, snapshot
 
@@ -65,3 +68,17 @@ def test_an_unreadable_deployment_file_is_ignored_not_fatal(tmp_path):
     (registry.folder("broken")).mkdir(parents=True)
     (registry.folder("broken") / "deployment.json").write_text('{"name": "broken"}')
     assert registry.get("broken") is None and registry.all() == []
+
+
+def test_a_scaled_count_round_trips_and_older_files_read_as_not_scaled(tmp_path):
+    registry = Registry(tmp_path)
+    source = _detector_folder(tmp_path)
+    release = snapshot(source, registry.releases_dir("x"), 1, "1.0.0")
+    scaled = Deployment("x", str(source), RUNNING, 3, release, scaled=True)
+    registry.save(scaled)
+    assert registry.get("x") == scaled and registry.get("x").scaled
+
+    document = json.loads((registry.folder("x") / "deployment.json").read_text())
+    del document["scaled"]  # as written before `mesh scale` existed
+    (registry.folder("x") / "deployment.json").write_text(json.dumps(document))
+    assert registry.get("x") == replace(scaled, scaled=False)
