@@ -254,13 +254,20 @@ def test_scale_adds_and_removes_replicas_of_one_detector_only(private_mesh, tmp_
     wait_for(lambda: sum(counts()) >= produced, 30, "the replicas' reports to count every record")
     assert all(counts()), counts()  # each replica processed records of its own partitions
 
+    # A rollout keeps the operator's count, not the new manifest's (which says 1).
+    write_detector(tmp_path / "big_spender", "big_spender", version="1.1.0", replicas=1)
+    rolled = mesh("rollout", "big_spender", "--health-seconds", "0", env=env)
+    assert rolled.returncode == 0, rolled.stderr
+    running = running_instances(private_mesh.settings, "big_spender")
+    assert [i.process.name for i in running] == [f"detector-big_spender-r2-{n}" for n in range(3)]
+
     scaled_down = mesh("scale", "big_spender", "1", env=env)
     assert scaled_down.returncode == 0, scaled_down.stderr
-    assert scaled_down.stdout.index("stopped detector-big_spender-r1-2") < scaled_down.stdout.index(
-        "stopped detector-big_spender-r1-1"
+    assert scaled_down.stdout.index("stopped detector-big_spender-r2-2") < scaled_down.stdout.index(
+        "stopped detector-big_spender-r2-1"
     )
     assert [i.process.name for i in running_instances(private_mesh.settings, "big_spender")] == [
-        "detector-big_spender-r1-0"
+        "detector-big_spender-r2-0"
     ]
     assert Registry(private_mesh.settings.home).get("big_spender").replicas == 1
 
