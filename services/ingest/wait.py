@@ -46,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.records is None:
             parser.error("give the number of records to wait for, or --mark")
         since = read_json(mark) or {}
-        mark.unlink(missing_ok=True)
         deadline = time.monotonic() + args.timeout
         routed = 0
         while time.monotonic() < deadline:
@@ -55,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\ringest routed {routed}/{args.records} records", end="", flush=True)
             if routed >= args.records:
                 print()
+                mark.unlink(missing_ok=True)  # used up; a wait that timed out can be run again
                 return _wait_for_counts(bootstrap, settings, deadline)
             time.sleep(1)
     except MeshError as exc:

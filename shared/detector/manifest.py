@@ -12,8 +12,9 @@ instance continues from the group's committed offsets whatever the manifest says
 
 ``tracing`` (default ``true``) lets the detector's instances make spans for the sampled records
 they process (docs/tracing.md). ``false`` turns that off for this detector even where the mesh
-exports traces: reading every record's headers to find the sampled ones costs ~0.65 µs a record
-(docs/benchmarks.md), which a very cheap detector may not want to pay. Its alerts still carry
+exports traces: reading every record's headers to find the sampled ones costs ~1-2 µs a record
+(docs/benchmarks.md, 13-17 % of the cheapest reference detector), which a very cheap detector may
+not want to pay. Its alerts still carry
 their records' trace context on.
 """
 
