@@ -70,8 +70,11 @@ class RuntimeConfig:
     instance_id: str
     #: Records per consume() call.
     batch_size: int = 2000
-    #: How long consume() waits to fill a batch.
-    batch_wait_s: float = 0.05
+    #: How long to wait to fill a batch once a first record is in; 0 (the default) takes only what
+    #: is already fetched, so a lone record is processed at once (runner._next_batch).
+    batch_wait_s: float = 0.0
+    #: How long one poll blocks while no record arrives (bounds how late a stop is noticed).
+    idle_wait_s: float = 0.2
     #: Kafka's max.poll.interval.ms: a consumer that does not poll for this long is evicted.
     max_poll_interval_ms: int = 300_000
     #: Processing time per batch before the rest is handed back (seek) to stay within the poll

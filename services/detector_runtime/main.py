@@ -104,6 +104,7 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
         group_id=args.group or f"{args.topic_prefix}detector.{detector.name}",
         instance_id=args.instance_id or new_instance_id(detector.name),
         batch_size=args.batch_size,
+        batch_wait_s=manifest.batch_wait_ms / 1000,
         max_batch_s=args.max_batch_seconds,
         max_poll_interval_ms=args.max_poll_interval_ms,
         retries=args.retries,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.ingest.trigger_mode import check_mode
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
 
@@ -29,14 +30,21 @@ class IngestConfig:
     max_record_bytes: int = 512 * 1024
     #: A valid record whose event time is this far behind its arrival is counted as LATE.
     allowed_lateness_ms: int = 30_000
+    #: How the routing query runs: real-time (long-running tasks, milliseconds per record; needs a
+    #: task slot per raw partition, else it falls back with one line) or micro-batch.
+    mode: str = "real-time"
+    #: Real-time mode's batch length: how often routing checkpoints its progress (what a crash
+    #: replays); not a latency. Spark's minimum is 5 seconds.
+    checkpoint_interval: str = "30 seconds"
     #: Micro-batch trigger interval ("0 seconds" = start the next batch as soon as one ends).
     trigger: str = "0 seconds"
     #: Upper bound of records per micro-batch, so a backlog is drained in bounded steps.
     max_offsets_per_trigger: int = 200_000
     #: Where to start on the very first run (later runs continue from the checkpoint).
     starting_offsets: str = "earliest"
-    #: Spark master; local[*] for the embedded mesh, spark://host:port for a cluster.
-    master: str = "local[2]"
+    #: Spark master: auto = local[N] with a task slot per raw partition + 2 (trigger_mode.py);
+    #: local[k] or spark://host:port to choose.
+    master: str = "auto"
     #: Shuffle partitions of the window-count aggregation (= its state store partitions).
     shuffle_partitions: int = 4
     #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
@@ -64,6 +72,7 @@ class IngestConfig:
         config = cls(**values)  # type: ignore[arg-type]
         if config.max_record_bytes < 1024:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
+        check_mode(config.mode)
         if config.allowed_lateness_ms < 0:
             raise ConfigError("MESH_INGEST_ALLOWED_LATENESS_MS must be 0 or more")
         return config

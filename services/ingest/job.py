@@ -1,14 +1,16 @@
 """The ingest job: Kafka raw topics -> validation -> routing and window counts.
 
-Run it with ``python -m services.ingest.job`` (what ``mesh up`` does, local[2]), or submit it
-unchanged to a cluster (docs/ingest.md). Two streaming queries share one SparkSession:
+Run it with ``python -m services.ingest.job`` (what ``mesh up`` does), or submit it unchanged to a
+cluster (docs/ingest.md). Two streaming queries share one SparkSession:
 
-  routing  raw -> classify -> records.<type> | records.invalid     (stateless, Kafka sink)
-  counts   raw -> classify -> 1 s windows -> metrics.windows        (stateful, update mode)
+  routing  raw -> classify -> records.<type> | records.invalid     (stateless, Kafka sink;
+                                                                     real-time mode where it can)
+  counts   raw -> classify -> 1 s windows -> metrics.windows        (stateful, micro-batch)
 
 Both checkpoint under ``$MESH_HOME/ingest/checkpoints``: after a crash they resume from the last
-committed micro-batch, so every raw record is routed at least once and window counts stay exact.
-SIGTERM stops both queries between batches.
+committed batch (a real-time batch is one checkpoint interval), so every raw record is routed at
+least once and window counts stay exact. :mod:`services.ingest.trigger_mode` decides how routing
+runs and sizes the local master for it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -28,11 +31,22 @@ from services.ingest.config import IngestConfig
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.session import spark_session
+from services.ingest.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 from services.ingest.trace_export import start_trace_export
+from services.ingest.trigger_mode import (
+    AUTO_MASTER,
+    TriggerPlan,
+    master_for,
+    outgrown,
+    plan,
+    plan_file,
+    raw_partitions,
+)
 from services.ingest.validation import ERROR, checked_types, classify
 from services.ingest.windows import classify_window, count_windows, window_records
 from shared.avro.catalogue import Catalogue
 from shared.errors import MeshError
+from shared.json_files import write_json_atomic
 from shared.kafka.config import resolve_bootstrap
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.settings import Settings
@@ -49,40 +63,57 @@ SINK_OPTIONS = {
 }
 
 
-def raw_source(spark: SparkSession, bootstrap: str, config: IngestConfig) -> DataFrame:
-    """Every raw topic, by pattern, with headers (for trace context)."""
-    return (
+def raw_source(
+    spark: SparkSession, bootstrap: str, config: IngestConfig, real_time: bool = False
+) -> DataFrame:
+    """Every raw topic, by pattern, with headers (for trace context).
+
+    A micro-batch reads at most ``max_offsets_per_trigger`` records, so a backlog drains in
+    bounded steps; real-time mode refuses that option (its tasks read as records come)."""
+    reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribePattern", config.raw_pattern)
         .option("startingOffsets", config.starting_offsets)
         .option("includeHeaders", "true")
-        .option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
         .option("failOnDataLoss", "false")
         .option("kafka.metadata.max.age.ms", "5000")  # see a new raw.<type> topic within seconds
-        .load()
     )
+    if not real_time:
+        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+    return reader.load()
 
 
-def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str, trigger: str):  # type: ignore[no-untyped-def]
+def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str):  # type: ignore[no-untyped-def]
     writer = frame.writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
     for key, value in SINK_OPTIONS.items():
         writer = writer.option(key, value)
-    return (
-        writer.option("checkpointLocation", checkpoint)
-        .queryName(name)
-        .trigger(processingTime=trigger)
-    )
+    return writer.option("checkpointLocation", checkpoint).queryName(name)
+
+
+def _real_time(writer, spark: SparkSession, interval: str):  # type: ignore[no-untyped-def]
+    """``writer`` with Spark's real-time trigger. pyspark 4.1.1's ``trigger()`` has no
+    ``realTime`` keyword yet, so the JVM's ``Trigger.RealTime(interval)`` is set on the Java
+    writer, as ``trigger()`` itself does for the others. Real-time mode requires update mode."""
+    java_trigger = spark._jvm.org.apache.spark.sql.streaming.Trigger  # type: ignore[attr-defined]
+    writer._jwrite = writer._jwrite.trigger(java_trigger.RealTime(interval))
+    return writer.outputMode("update")
 
 
 def start_routing(
-    spark: SparkSession, settings: Settings, config: IngestConfig, instance_id: str
+    spark: SparkSession,
+    settings: Settings,
+    config: IngestConfig,
+    instance_id: str,
+    trigger: TriggerPlan | None = None,
 ) -> StreamingQuery:
-    """raw -> classify -> records.<type> | records.invalid (stateless)."""
+    """raw -> classify -> records.<type> | records.invalid (stateless), real-time if planned."""
     bootstrap = resolve_bootstrap(settings)
     catalogue = Catalogue.load(settings.schemas_dir)
     types = checked_types(catalogue)
-    classified = classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes)
+    real_time = trigger is not None and trigger.real_time
+    raw = raw_source(spark, bootstrap, config, real_time)
+    classified = classify(raw, types, config.max_record_bytes)
     routed = route(
         observe_outcomes(classified, F.col(ERROR)),
         types,
@@ -93,7 +124,10 @@ def start_routing(
         config.trace_sample_ratio,
     )
     checkpoint = str(config.checkpoints(settings) / "routing")
-    return _kafka_sink(routed, bootstrap, checkpoint, "ingest-routing", config.trigger).start()
+    writer = _kafka_sink(routed, bootstrap, checkpoint, "ingest-routing")
+    if real_time:
+        return _real_time(writer, spark, config.checkpoint_interval).start()
+    return writer.trigger(processingTime=config.trigger).start()
 
 
 def start_counting(spark: SparkSession, settings: Settings, config: IngestConfig) -> StreamingQuery:
@@ -109,8 +143,51 @@ def start_counting(spark: SparkSession, settings: Settings, config: IngestConfig
         count_windows(placed, config.watermark_delay), catalogue, config.windows_topic
     )
     checkpoint = str(config.checkpoints(settings) / "counts")
-    sink = _kafka_sink(windows, bootstrap, checkpoint, "ingest-counts", config.trigger)
-    return sink.outputMode("update").start()
+    sink = _kafka_sink(windows, bootstrap, checkpoint, "ingest-counts")
+    return sink.trigger(processingTime=config.trigger).outputMode("update").start()
+
+
+def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) -> TriggerPlan:
+    """How routing runs in ``spark``: its task slots against the raw partitions there are now."""
+    slots = spark.sparkContext.defaultParallelism
+    return plan(config.mode, count_raw_partitions(settings, config), slots)
+
+
+def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": resolve_bootstrap(settings)})
+    topics = admin.list_topics(timeout=10).topics
+    return raw_partitions({n: len(t.partitions) for n, t in topics.items()}, config.raw_pattern)
+
+
+def query_starters(
+    spark: SparkSession,
+    settings: Settings,
+    config: IngestConfig,
+    instance_id: str,
+    tracing: Tracing | None = None,
+    trigger: TriggerPlan | None = None,
+) -> dict[str, Callable[[], StreamingQuery]]:
+    """How to start each of the job's queries, by name, routing first; ``ingest-traces`` too
+    when tracing is on. Routing runs as ``trigger`` says (default: as :func:`plan_trigger`
+    decides for ``spark``)."""
+    trigger = trigger or plan_trigger(spark, settings, config)
+    starters: dict[str, Callable[[], StreamingQuery]] = {
+        "ingest-routing": lambda: start_routing(spark, settings, config, instance_id, trigger),
+        "ingest-counts": lambda: start_counting(spark, settings, config),
+    }
+    if tracing is not None and tracing.enabled:
+        live = tracing
+
+        def traces() -> StreamingQuery:
+            raw = raw_source(spark, resolve_bootstrap(settings), config)
+            types = checked_types(Catalogue.load(settings.schemas_dir))
+            checkpoint = str(config.checkpoints(settings) / "traces")
+            return start_trace_export(spark, raw, types, config, checkpoint, live)
+
+        starters["ingest-traces"] = traces
+    return starters
 
 
 def start_queries(
@@ -119,24 +196,19 @@ def start_queries(
     config: IngestConfig,
     instance_id: str,
     tracing: Tracing | None = None,
+    trigger: TriggerPlan | None = None,
 ) -> list[StreamingQuery]:
-    """The job's queries, routing first; ``ingest-traces`` too when tracing is on."""
-    queries = [
-        start_routing(spark, settings, config, instance_id),
-        start_counting(spark, settings, config),
-    ]
-    if tracing is not None and tracing.enabled:
-        raw = raw_source(spark, resolve_bootstrap(settings), config)
-        types = checked_types(Catalogue.load(settings.schemas_dir))
-        checkpoint = str(config.checkpoints(settings) / "traces")
-        queries.append(start_trace_export(spark, raw, types, config, checkpoint, tracing))
-    return queries
+    """The job's queries, started (see :func:`query_starters`)."""
+    starters = query_starters(spark, settings, config, instance_id, tracing, trigger)
+    return [start() for start in starters.values()]
 
 
-def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float = 10.0) -> None:
+def _report(
+    queries: dict[str, StreamingQuery], stop: threading.Event, every_s: float = 10.0
+) -> None:
     """A JSON progress line per query every ``every_s`` seconds (records/s, batch duration)."""
     while not stop.wait(every_s):
-        for query in queries:
+        for query in list(queries.values()):
             try:
                 progress = query.lastProgress
                 if not progress:
@@ -154,22 +226,36 @@ def _report(queries: list[StreamingQuery], stop: threading.Event, every_s: float
             print(json.dumps(line), flush=True)
 
 
+#: Seconds between two looks at the raw topics' partition count (see trigger_mode.outgrown).
+PARTITION_CHECK_S = 10.0
+#: Exit code of a job that stops so its supervisor starts it again (resized, or after a failure).
+RESTART = 3
+
+
 def main() -> int:
     settings = Settings.from_env()
     try:
         config = IngestConfig.from_env()
         instance = instance_id("ingest")
+        partitions = count_raw_partitions(settings, config)
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
-        # given there wins; run directly, the job uses MESH_INGEST_MASTER (local[2] by default).
-        master = None if "PYSPARK_GATEWAY_PORT" in os.environ else config.master
+        # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).
+        submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+        master = None if submitted else master_for(config.master, partitions)
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
+        trigger = plan(config.mode, partitions, spark.sparkContext.defaultParallelism)
+        print(f"ingest: {trigger.line()}", flush=True)
+        saved = {**trigger.as_json(), "master": spark.sparkContext.master}
+        print(json.dumps(saved), flush=True)
+        write_json_atomic(plan_file(settings.home), saved)
         registry = MetricRegistry(service="ingest", instance_id=instance)
         add_process_gauges(registry)
         spark.streams.addListener(IngestMetricsListener(registry))
         tracing = setup_tracing("ingest", instance, None, settings)
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
-        queries = start_queries(spark, settings, config, instance, tracing)
+        starters = query_starters(spark, settings, config, instance, tracing, trigger)
+        queries = {name: start() for name, start in starters.items()}
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -180,19 +266,60 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     reporter = threading.Thread(target=_report, args=(queries, stopping), daemon=True)
     reporter.start()
-    print(f"ingest: {instance} running queries {[q.name for q in queries]}", flush=True)
-    while not stopping.is_set():
-        for query in queries:
-            if not query.isActive:
-                print(f"ingest: query {query.name} stopped: {query.exception()}", file=sys.stderr)
-                stopping.set()
-        time.sleep(0.5)
-    for query in queries:
+    print(f"ingest: {instance} running queries {list(queries)}", flush=True)
+    auto_master = not submitted and config.master == AUTO_MASTER
+    resize = lambda: _outgrown(settings, config, trigger, auto_master)  # noqa: E731
+    code = _watch(queries, starters, stopping, resize)
+    for query in queries.values():
         query.stop()
     metrics.close()
     tracing.shutdown()
     spark.stop()
     print("ingest: stopped", flush=True)
+    return code
+
+
+def _outgrown(
+    settings: Settings, config: IngestConfig, trigger: TriggerPlan, auto_master: bool
+) -> str | None:
+    try:
+        now = count_raw_partitions(settings, config)
+    except Exception:  # the broker may be away for a while; the queries say so themselves
+        return None
+    return outgrown(trigger, now, auto_master)
+
+
+def _watch(  # type: ignore[no-untyped-def]
+    queries: dict[str, StreamingQuery],
+    starters: dict[str, Callable[[], StreamingQuery]],
+    stopping: threading.Event,
+    resize,
+) -> int:
+    """Wait for SIGTERM (0), a query that died or raw partitions the plan no longer fits (RESTART:
+    the supervisor starts the job again, from its checkpoints). A query that died of a known
+    Spark fault (:mod:`services.ingest.spark_bugs`) is started again in place."""
+    next_check = time.monotonic() + PARTITION_CHECK_S
+    retries = dict.fromkeys(queries, 0)
+    while not stopping.wait(0.5):
+        for name, query in list(queries.items()):
+            if query.isActive:
+                continue
+            error = query.exception()
+            reason = str(error).strip().splitlines()[0] if error else "no error given"
+            if is_replay_metrics_fault(error) and retries[name] < REPLAY_METRICS_RETRIES:
+                retries[name] += 1
+                print(f"ingest: query {name} hit SPARK-55271 after replaying its last batch: "
+                      "starting it again", file=sys.stderr, flush=True)  # fmt: skip
+                queries[name] = starters[name]()
+                continue
+            print(f"ingest: query {name} stopped: {reason}", file=sys.stderr, flush=True)
+            return RESTART
+        if time.monotonic() >= next_check:
+            next_check = time.monotonic() + PARTITION_CHECK_S
+            why = resize()
+            if why:
+                print(f"ingest: {why}", file=sys.stderr, flush=True)
+                return RESTART
     return 0
 
 

@@ -52,6 +52,13 @@ def _error(code: str, message: Column | str, field: str | None = None) -> Column
     )
 
 
+def _now_ms() -> Column:
+    """The wall clock when the row is validated, in epoch ms. Not ``current_timestamp()``: Spark
+    fixes that once per batch, and a real-time batch lasts a whole checkpoint interval, so the
+    future-event-time rule and ``ingest_time`` would drift by up to that much."""
+    return F.expr("cast(java_method('java.lang.System', 'currentTimeMillis') as bigint)")
+
+
 def classify(raw: DataFrame, types: dict[str, CheckedType], max_record_bytes: int) -> DataFrame:
     """Add ``record_type``, ``json`` (VARIANT), ``ingest_time_ms`` and ``error`` to Kafka rows."""
     size = F.length("value")
@@ -66,7 +73,7 @@ def classify(raw: DataFrame, types: dict[str, CheckedType], max_record_bytes: in
         "*",
         F.regexp_extract("topic", r"([^.]+)$", 1).alias(RECORD_TYPE),  # raw.<type> -> <type>
         F.when(usable & framed, F.expr("try_parse_json(cast(value as string))")).alias(JSON),
-        F.unix_millis(F.current_timestamp()).alias(INGEST_TIME_MS),
+        _now_ms().alias(INGEST_TIME_MS),
     )
     all_fields = [f for checked in types.values() for f in checked.record_type.fields]
     parsed = parsed.select("*", *extraction_columns(all_fields))

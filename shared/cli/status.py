@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shared.json_files import read_json
 from shared.kafka.broker import LocalBroker
 from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
@@ -57,6 +58,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
 def _ingest_line(settings: Settings) -> None:
     """The ingest job: up or down, pid, uptime and its last progress report."""
     from services.ingest.service import ingest_process
+    from services.ingest.trigger_mode import plan_file, status_text
 
     process = ingest_process(settings)
     info = process.running()
@@ -71,7 +73,8 @@ def _ingest_line(settings: Settings) -> None:
             rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
             break
     state, text = _supervised(process, info)
-    print(f"ingest   {state:<6} {text}{rate}")
+    mode = status_text(read_json(plan_file(settings.home)))
+    print(f"ingest   {state:<6} {text}{'  ' + mode if mode else ''}{rate}")
 
 
 def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
@@ -137,7 +140,6 @@ def _aggregator_line(settings: Settings) -> None:
     (a down InfluxDB shows here as buffered points and the last error, not as a crash)."""
     from services.metrics_aggregator.config import status_path
     from services.metrics_aggregator.process import aggregator_process
-    from shared.json_files import read_json
 
     process = aggregator_process(settings)
     info = process.running()

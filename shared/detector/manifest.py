@@ -16,6 +16,11 @@ exports traces: reading every record's headers to find the sampled ones costs ~1
 (docs/benchmarks.md, 13-17 % of the cheapest reference detector), which a very cheap detector may
 not want to pay. Its alerts still carry
 their records' trace context on.
+
+``batch_wait_ms`` (default 0) is how long an instance waits to fill a batch once a first record is
+in. 0 processes what has arrived at once, so a lone record is alerted on in milliseconds while a
+busy instance still gets large batches from its prefetch queue; a detector whose per-batch cost is
+high at low rates may trade some latency for bigger batches (at most 10 000 ms).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ START_POSITIONS = ("earliest", "latest")
 #: ``Manifest.start`` of a manifest whose ``start`` is a time (then ``start_ms`` is set).
 TIMESTAMP = "timestamp"
 _REQUIRED = ("name", "version", "inputs", "owner", "replicas")
-_OPTIONAL = ("start", "module", "description", "tracing")
+_OPTIONAL = ("start", "module", "description", "tracing", "batch_wait_ms")
+#: The longest ``batch_wait_ms`` a manifest may ask for.
+MAX_BATCH_WAIT_MS = 10_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -53,6 +60,8 @@ class Manifest:
     description: str = ""
     #: Whether instances make spans for sampled records (when the mesh exports traces at all).
     tracing: bool = True
+    #: How long an instance waits to fill a batch once a first record is in (0: never waits).
+    batch_wait_ms: int = 0
     folder: Path | None = None
 
     @property
@@ -127,6 +136,16 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
     tracing = document.get("tracing", True)
     if not isinstance(tracing, bool):
         raise ManifestError(f"{source}: field `tracing` must be true or false")
+    batch_wait_ms = document.get("batch_wait_ms", 0)
+    if (
+        not isinstance(batch_wait_ms, int)
+        or isinstance(batch_wait_ms, bool)
+        or not 0 <= batch_wait_ms <= MAX_BATCH_WAIT_MS
+    ):
+        raise ManifestError(
+            f"{source}: field `batch_wait_ms` must be a whole number of milliseconds from 0 to "
+            f"{MAX_BATCH_WAIT_MS}"
+        )
     return Manifest(
         name=document["name"],
         version=str(version),
@@ -138,6 +157,7 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
         module=module,
         description=str(document.get("description") or ""),
         tracing=tracing,
+        batch_wait_ms=batch_wait_ms,
     )
 
 

@@ -1,19 +1,29 @@
 """Kill the ingest job with SIGKILL mid-stream: its supervisor restarts it, and nothing is lost.
 
 The job runs as the real service (``python -m services.ingest.job`` under its supervisor, as
-`mesh up` starts it), reading a backlog in small micro-batches so the kill lands between batches
-of a run that is far from done. The supervisor restarts the job on its own (no one runs `mesh up`
-again) and says it was killed; after the restart: every raw record routed at least once,
-duplicates no more than one micro-batch (and reported), window counts exact.
+`mesh up` starts it), in both of its routing modes:
+
+* micro-batch: reading a backlog in small micro-batches, so the kill lands between batches of a
+  run that is far from done; duplicates no more than the uncommitted batches;
+* real-time: records arrive at a steady rate while the job routes them as they come; the kill
+  lands while the feed still runs; duplicates no more than what one checkpoint interval (the
+  real-time batch the kill interrupted) can have routed.
+
+The supervisor restarts the job on its own (no one runs `mesh up` again) and says it was killed;
+after the restart: every raw record routed at least once, duplicates within the bound (and
+reported), window counts exact.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer
@@ -28,6 +38,8 @@ from shared.supervised_service import supervised_child
 pytestmark = pytest.mark.integration
 
 BATCH = 1500
+#: The real-time run: records per second, for how long, and the routing checkpoint interval.
+RATE, FEED_S, INTERVAL_S = 400, 45, 10
 
 
 def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 120.0):
@@ -44,8 +56,9 @@ def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 
     return messages
 
 
+@pytest.mark.parametrize("mode", ["micro-batch", "real-time"])
 def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
-    mesh_settings, unique_name, create_topics, tmp_path
+    mode, mesh_settings, unique_name, create_topics, tmp_path
 ):
     prefix = unique_name("kill")
     raw = [f"{prefix}.raw.transactions", f"{prefix}.raw.logins"]
@@ -56,35 +69,52 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
     create_topics([windows], partitions=4, config={"cleanup.policy": "compact"})
 
     now = int(time.time() * 1000)
-    stream = StreamConfig(start_time_ms=now - 30_000, count=12_000, seed=21, invalid_share=0.05,
+    real_time = mode == "real-time"
+    count = RATE * FEED_S if real_time else 12_000
+    stream = StreamConfig(start_time_ms=now - 30_000, count=count, seed=21, invalid_share=0.05,
                           event_rate=400, max_record_bytes=16 * 1024)  # fmt: skip
-    report = produce_to_kafka(stream, SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
-                              mesh_settings)  # fmt: skip
-    assert report.failed == 0
-    total = report.delivered
+    send = SendOptions(topic_prefix=f"{prefix}.raw", progress=False, rate=RATE if real_time else 0)
     env = {
+        "MESH_INGEST_MODE": mode,
         "MESH_INGEST_RAW_PATTERN": re.escape(prefix) + r"\.raw\..*",
         "MESH_INGEST_RECORDS_PREFIX": f"{prefix}.records",
         "MESH_INGEST_INVALID_TOPIC": invalid,
         "MESH_INGEST_WINDOWS_TOPIC": windows,
         "MESH_INGEST_CHECKPOINT_DIR": str(tmp_path / "checkpoints"),
         "MESH_INGEST_MAX_OFFSETS_PER_TRIGGER": str(BATCH),
+        "MESH_INGEST_CHECKPOINT_INTERVAL": f"{INTERVAL_S} seconds",
         "MESH_INGEST_MAX_RECORD_BYTES": str(16 * 1024),
     }
     process = ingest_process(mesh_settings)
     outputs = [*records, invalid]
+    reports: list = []
+    feeder = threading.Thread(
+        target=lambda: reports.append(produce_to_kafka(stream, send, mesh_settings))
+    )
+    if not real_time:  # a backlog, read in small batches
+        feeder.run()
 
     _, started = start_ingest(mesh_settings, env)
     assert started
     try:
+        if real_time:  # records arrive while the job runs
+            feeder.start()
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 2 * BATCH,
-                 180, "the first batches")  # fmt: skip
+                 240, "the first records routed")  # fmt: skip
         job = supervised_child(process)
         assert job is not None and job.pid is not None and job.restarts == 0, job
-        os.kill(job.pid, signal.SIGKILL)
+        assert _routing_mode(process.log_file) == mode
+        # The whole job dies at once, its Python driver and the Spark JVM it started, as when
+        # its machine or container dies (a JVM left alone goes on routing while it shuts down).
+        doomed = [job.pid, *_children(job.pid)]
+        assert len(doomed) > 1, "no Spark JVM under the job"
+        for pid in doomed:
+            os.kill(pid, signal.SIGKILL)
         routed_at_kill = records_in(mesh_settings.bootstrap_servers, outputs)
-        assert process.wait_gone(job.pid, 30), "the job survived SIGKILL"
-        assert routed_at_kill < total, "the kill came after the input was drained"
+        assert all(process.wait_gone(pid, 30) for pid in doomed), "the job survived SIGKILL"
+        if real_time:
+            assert feeder.is_alive(), "the kill came after the last record was sent"
+        assert routed_at_kill < count, "the kill came after the input was drained"
 
         def restarted() -> bool:
             now = supervised_child(process)
@@ -93,6 +123,11 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
         wait_for(restarted, 60, "the supervisor to restart the job")
         restart = supervised_child(process)
         assert restart is not None and restart.last_exit == "killed by SIGKILL"
+        if real_time:
+            feeder.join(FEED_S + 60)
+        report = reports[0]
+        assert report.failed == 0
+        total = report.delivered
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= total,
                  300, "the restarted job to drain the input")  # fmt: skip
         wait_for(_stable(lambda: records_in(mesh_settings.bootstrap_servers, outputs)),
@@ -123,14 +158,39 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
             coordinates = next(v.decode() for k, v in message.headers() if k == "mesh.source")
         sources[coordinates] += 1
     duplicates = sum(n - 1 for n in sources.values())
-    print(f"routed {len(messages)} for {total} raw records: {duplicates} duplicates after the kill")
+    print(f"{mode}: routed {len(messages)} for {total} raw records, "
+          f"{routed_at_kill} before the kill: {duplicates} duplicates after it")  # fmt: skip
     assert len(sources) == total, "a raw record was never routed"
-    assert duplicates <= 2 * BATCH, "more duplicates than the uncommitted batches can explain"
+    # What a restart replays: the uncommitted micro-batches, or the real-time batch (one
+    # checkpoint interval, plus the seconds a batch takes to start) the kill interrupted.
+    bound = RATE * (INTERVAL_S + 10) if real_time else 2 * BATCH
+    assert duplicates <= min(bound, routed_at_kill), "more duplicates than a replay can explain"
     counts = Counter()
     for window in window_messages.values():
         counts[window["status"]] += window["count"]
     assert sum(counts.values()) == total, f"window counts {dict(counts)} for {total} records"
     assert counts["INVALID"] == report.invalid
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _routing_mode(log: Path) -> str | None:
+    """The mode the job said it runs routing in (its JSON start line)."""
+    for line in log.read_text().splitlines():
+        if line.startswith('{"ingest_mode"'):
+            return json.loads(line)["ingest_mode"]
+    return None
 
 
 def _stable(count, quiet_s: float = 4.0):

@@ -140,6 +140,9 @@ def test_bad_declaration_is_refused(kwargs: dict[str, Any], message: str) -> Non
         ({"start": "middle"}, "field `start`"),
         ({"colour": "red"}, "unknown field `colour`"),
         ({"tracing": "no"}, "field `tracing` must be true or false"),
+        ({"batch_wait_ms": -1}, "field `batch_wait_ms` must be a whole number"),
+        ({"batch_wait_ms": 0.5}, "field `batch_wait_ms` must be a whole number"),
+        ({"batch_wait_ms": 10_001}, "from 0 to 10000"),
     ],
 )
 def test_bad_manifest_is_one_line_naming_the_field(change: dict[str, Any], message: str) -> None:
@@ -160,6 +163,11 @@ def test_manifest_tracing_defaults_to_on_and_can_be_turned_off() -> None:
     import yaml
 
     assert parse_manifest({**MANIFEST, **yaml.safe_load("tracing: false")}).tracing is False
+
+
+def test_manifest_batch_wait_defaults_to_none_so_a_lone_record_is_not_held() -> None:
+    assert parse_manifest(MANIFEST).batch_wait_ms == 0
+    assert parse_manifest({**MANIFEST, "batch_wait_ms": 250}).batch_wait_ms == 250
 
 
 def test_manifest_start_defaults_to_latest() -> None:

@@ -1,0 +1,132 @@
+"""Real-time or micro-batch: how the routing query runs, decided once at start, said in one line.
+
+Spark 4.1's real-time mode runs a stateless Kafka -> Kafka query as long-running tasks, one per
+input partition, that route each record the moment it arrives (milliseconds instead of a
+micro-batch's seconds); its trigger's interval is only how often progress is checkpointed. It needs
+a task slot for every raw partition *at once*, plus slots for the queries beside it (the window
+counts, which are stateful and stay micro-batch, and the span export). So:
+
+* with the default master (``auto``) the job sizes ``local[N]`` itself: N = raw partitions +
+  :data:`SIDE_SLOTS`;
+* on a given master (``local[k]``, a cluster) it counts the slots it has; too few, or no raw topic
+  to size from, and the routing query runs micro-batch, with one line saying why;
+* ``MESH_INGEST_MODE=micro-batch`` asks for micro-batch outright.
+
+Raw partitions that appear later (a new ``raw.<type>`` topic) are picked up by the running query at
+its next checkpoint when the slots allow; when they would not, the job exits with one line and its
+supervisor starts it again, sized for the new count (see :func:`outgrown`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shared.errors import ConfigError
+
+REAL_TIME = "real-time"
+MICRO_BATCH = "micro-batch"
+MODES = (REAL_TIME, MICRO_BATCH)
+
+#: Task slots kept for the micro-batch queries beside the real-time one (counts, span export).
+SIDE_SLOTS = 2
+#: The master that lets the job size ``local[N]`` itself.
+AUTO_MASTER = "auto"
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`MODES`; else a one-line error naming the setting."""
+    if mode not in MODES:
+        raise ConfigError(f"MESH_INGEST_MODE={mode!r}: choose {' or '.join(MODES)}")
+    return mode
+
+
+@dataclass(frozen=True)
+class TriggerPlan:
+    """How the routing query runs, and why."""
+
+    mode: str
+    raw_partitions: int
+    slots: int
+    reason: str
+
+    @property
+    def real_time(self) -> bool:
+        return self.mode == REAL_TIME
+
+    def line(self) -> str:
+        """The one line the job prints at start (and `mesh status` shows)."""
+        return (
+            f"routing runs {self.mode}: {self.reason} "
+            f"({self.raw_partitions} raw partitions, {self.slots} task slots)"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ingest_mode": self.mode, "raw_partitions": self.raw_partitions,
+                "slots": self.slots, "reason": self.reason}  # fmt: skip
+
+
+def plan_file(home: Path) -> Path:
+    """Where a running job keeps its plan (with its master) for `mesh status`."""
+    return home / "ingest" / "routing-mode.json"
+
+
+def status_text(saved: Mapping[str, Any] | None) -> str:
+    """``real-time on local[18] (16 raw partitions)``, or why it runs micro-batch; '' unknown."""
+    if not saved:
+        return ""
+    text = f"{saved['ingest_mode']} on {saved.get('master', '?')} ({saved['raw_partitions']} raw "
+    text += "partitions)"
+    if saved["ingest_mode"] != REAL_TIME:
+        text += f": {saved['reason']}"
+    return text
+
+
+def master_for(master: str, raw_partitions: int) -> str:
+    """The Spark master to start: ``auto`` becomes ``local[raw partitions + SIDE_SLOTS]``."""
+    if master != AUTO_MASTER:
+        return master
+    return f"local[{max(raw_partitions, 0) + SIDE_SLOTS}]"
+
+
+def plan(requested: str, raw_partitions: int, slots: int) -> TriggerPlan:
+    """Real-time when asked for and every raw partition gets a slot with SIDE_SLOTS to spare."""
+    if requested == MICRO_BATCH:
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, "MESH_INGEST_MODE=micro-batch")
+    if raw_partitions == 0:
+        reason = "no raw topic to size real-time mode from yet; it starts once one exists"
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason)
+    needed = raw_partitions + SIDE_SLOTS
+    if slots < needed:
+        reason = (
+            f"real-time mode needs {needed} task slots (one per raw partition + {SIDE_SLOTS} for "
+            f"the counts), the master has {slots}: give it more cores or use the auto master"
+        )
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason)
+    return TriggerPlan(REAL_TIME, raw_partitions, slots, "one long-running task per raw partition")
+
+
+def outgrown(started: TriggerPlan, raw_partitions: int, auto_master: bool) -> str | None:
+    """Why the job must restart to stay as planned with ``raw_partitions`` now, or None.
+
+    Real-time: more raw partitions than slots would leave partitions without a task. Micro-batch
+    only because there was no raw topic: one exists now and the auto master can size for it.
+    """
+    if started.real_time and raw_partitions + SIDE_SLOTS > started.slots:
+        return (
+            f"raw partitions grew from {started.raw_partitions} to {raw_partitions}, more than "
+            f"real-time mode's {started.slots - SIDE_SLOTS} task slots: restarting to resize"
+        )
+    if not started.real_time and started.raw_partitions == 0 and raw_partitions and auto_master:
+        return f"{raw_partitions} raw partitions now exist: restarting in real-time mode"
+    return None
+
+
+def raw_partitions(partitions_by_topic: Mapping[str, int], pattern: str) -> int:
+    """Partitions of every topic the raw pattern selects (a Java regex, which Kafka's
+    ``subscribePattern`` matches against the whole name, as ``fullmatch`` does)."""
+    compiled = re.compile(pattern)
+    return sum(n for name, n in partitions_by_topic.items() if compiled.fullmatch(name))

@@ -1,0 +1,89 @@
+"""How the routing query runs: real-time where every raw partition gets a task slot, else one line
+saying why it runs micro-batch; when a grown topic set means the job must restart."""
+
+import pytest
+
+from services.ingest.config import IngestConfig
+from services.ingest.trigger_mode import (
+    MICRO_BATCH,
+    REAL_TIME,
+    SIDE_SLOTS,
+    master_for,
+    outgrown,
+    plan,
+    raw_partitions,
+    status_text,
+)
+from shared.errors import ConfigError
+
+
+def test_the_auto_master_gives_every_raw_partition_a_slot_and_the_counts_their_own():
+    assert master_for("auto", 16) == f"local[{16 + SIDE_SLOTS}]"
+    assert master_for("local[4]", 16) == "local[4]"
+    assert master_for("spark://127.0.0.1:7077", 16) == "spark://127.0.0.1:7077"
+
+
+def test_real_time_when_the_slots_cover_the_partitions_and_the_side_queries():
+    chosen = plan(REAL_TIME, 16, 16 + SIDE_SLOTS)
+    assert chosen.real_time and chosen.mode == REAL_TIME
+    assert "16 raw partitions, 18 task slots" in chosen.line()
+
+
+@pytest.mark.parametrize("slots", [2, 16, 16 + SIDE_SLOTS - 1])
+def test_too_few_slots_fall_back_to_micro_batch_with_the_reason(slots):
+    chosen = plan(REAL_TIME, 16, slots)
+    assert chosen.mode == MICRO_BATCH
+    assert f"needs {16 + SIDE_SLOTS} task slots" in chosen.reason
+    assert f"has {slots}" in chosen.reason
+    assert "\n" not in chosen.line()
+
+
+def test_no_raw_topic_yet_runs_micro_batch_and_says_so():
+    chosen = plan(REAL_TIME, 0, 64)
+    assert chosen.mode == MICRO_BATCH and "no raw topic" in chosen.reason
+
+
+def test_micro_batch_when_asked_for_whatever_the_slots():
+    chosen = plan(MICRO_BATCH, 16, 64)
+    assert chosen.mode == MICRO_BATCH and chosen.reason == "MESH_INGEST_MODE=micro-batch"
+
+
+def test_a_bad_mode_is_one_line_naming_the_setting():
+    with pytest.raises(ConfigError, match=r"MESH_INGEST_MODE='fast': choose real-time or micro"):
+        IngestConfig.from_env({"MESH_INGEST_MODE": "fast"})
+    assert IngestConfig.from_env({}).mode == REAL_TIME
+    assert IngestConfig.from_env({}).master == "auto"
+
+
+def test_more_raw_partitions_than_real_time_slots_means_a_restart():
+    started = plan(REAL_TIME, 16, 16 + SIDE_SLOTS)
+    assert outgrown(started, 16, auto_master=True) is None
+    assert outgrown(started, 8, auto_master=True) is None  # a deleted topic frees slots
+    why = outgrown(started, 24, auto_master=True)
+    assert why and "from 16 to 24" in why and "restarting" in why
+
+
+def test_a_first_raw_topic_lets_the_auto_master_start_real_time():
+    started = plan(REAL_TIME, 0, 2)
+    assert outgrown(started, 0, auto_master=True) is None
+    assert outgrown(started, 8, auto_master=True)
+    # A master someone chose is not resized: the job stays as it is and says so at start.
+    assert outgrown(started, 8, auto_master=False) is None
+    # Micro-batch for lack of slots on a chosen master: more partitions change nothing.
+    assert outgrown(plan(REAL_TIME, 16, 2), 24, auto_master=False) is None
+
+
+def test_raw_partitions_count_the_topics_the_pattern_matches_whole():
+    topics = {"raw.transactions": 8, "raw.logins": 8, "records.transactions": 8,
+              "x.raw.transactions": 3, "raw.logins.old": 2}  # fmt: skip
+    assert raw_partitions(topics, r"raw\..*") == 18  # raw.logins.old matches raw\..* too
+    assert raw_partitions(topics, r"raw\.[^.]*") == 16
+    assert raw_partitions(topics, r"x\.raw\..*") == 3
+
+
+def test_status_says_the_mode_the_master_and_for_micro_batch_why():
+    real = {**plan(REAL_TIME, 16, 18).as_json(), "master": "local[18]"}
+    assert status_text(real) == "real-time on local[18] (16 raw partitions)"
+    fallback = {**plan(REAL_TIME, 16, 2).as_json(), "master": "local[2]"}
+    assert status_text(fallback).startswith("micro-batch on local[2] (16 raw partitions): real-")
+    assert status_text(None) == ""
