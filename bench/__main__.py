@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from bench.kafka_fixture import bench_cluster
-from bench.result import append_json, table
+from bench.result import Result, append_json, table
 from bench.scenarios import SCENARIOS
 from shared.errors import MeshError
 from shared.settings import PROJECT_ROOT, Settings
@@ -22,23 +22,37 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenario(s) {unknown}; choose from {', '.join(SCENARIOS)}")
     wanted = [BASELINE, *[s for s in args.scenarios or SCENARIOS if s != BASELINE]]
+    results: list[Result] = []
+    failed: list[str] = []
     try:
         with bench_cluster(Settings.from_env()) as settings:
-            results = []
             for name in wanted:
                 print(f"running {name} ...", file=sys.stderr, flush=True)
-                outcome = SCENARIOS[name](settings)
-                results.extend(outcome if isinstance(outcome, list) else [outcome])
+                try:
+                    outcome = SCENARIOS[name](settings)
+                except Exception as exc:  # one broken scenario must not lose the others' rows
+                    if name == BASELINE:
+                        raise
+                    failed.append(name)
+                    print(f"bench: {name} failed: {exc!r}", file=sys.stderr, flush=True)
+                    continue
+                rows = outcome if isinstance(outcome, list) else [outcome]
+                baseline = (results or rows)[0].rate
+                for row in rows:
+                    row.ratio = row.rate / baseline if baseline and not row.paced else None
+                results.extend(rows)
+                print(table(rows, header=len(results) == len(rows)), flush=True)
     except MeshError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 2
-    baseline = results[0].rate
-    for result in results:
-        result.ratio = result.rate / baseline if baseline and not result.paced else None
+    print()
     print(table(results))
     command = "make bench" if not args.scenarios else f"python -m bench {' '.join(args.scenarios)}"
     path = append_json(results, PROJECT_ROOT / "bench-results", command)
     print(f"results appended to {path}")
+    if failed:
+        print(f"bench: failed scenarios: {', '.join(failed)} (see above)", file=sys.stderr)
+        return 1
     return 0
 
 

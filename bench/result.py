@@ -39,10 +39,12 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[rank]
 
 
-def table(results: list[Result]) -> str:
+def table(results: list[Result], header: bool = True) -> str:
+    """The results as aligned rows, under a header line unless ``header`` is False (rows printed
+    one scenario at a time, as they finish)."""
     columns = ("records", 9), ("records/s", 11), ("p50 ms", 8), ("p99 ms", 8), ("ratio", 6)
-    header = f"{'scenario':<20} " + " ".join(f"{n:>{w}}" for n, w in columns) + "  notes"
-    lines = [header, "-" * len(header)]
+    title = f"{'scenario':<20} " + " ".join(f"{n:>{w}}" for n, w in columns) + "  notes"
+    lines = [title, "-" * len(title)] if header else []
     for r in results:
         p50 = f"{r.latency_p50_ms:.1f}" if r.latency_p50_ms is not None else "-"
         p99 = f"{r.latency_p99_ms:.1f}" if r.latency_p99_ms is not None else "-"

@@ -3,7 +3,16 @@
 from collections.abc import Callable
 
 from bench.result import Result
-from bench.scenarios import deploy, detectors, generator, ingest, metrics, raw_pipe, tracing
+from bench.scenarios import (
+    deploy,
+    detectors,
+    e2e_latency,
+    generator,
+    ingest,
+    metrics,
+    raw_pipe,
+    tracing,
+)
 from shared.settings import Settings
 
 SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
@@ -17,4 +26,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "deploy": deploy.run_deploy,
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,
+    "e2e_latency": e2e_latency.run_e2e,
 }

@@ -8,6 +8,7 @@ the raw record's Kafka timestamp to the routed copy's.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
 import threading
@@ -65,10 +66,17 @@ def _stream(count: int, now_ms: int) -> StreamConfig:
                         max_record_bytes=MAX_RECORD_BYTES)  # fmt: skip
 
 
+@contextlib.contextmanager
 def _session(settings: Settings, home: Path):  # type: ignore[no-untyped-def]
+    """A local[2] session with its scratch folder under ``home``, stopped on the way out: a
+    session left running would hand later scenarios (``getOrCreate``) a deleted scratch folder."""
     from services.ingest.session import spark_session
 
-    return spark_session("bench-ingest", replace(settings, home=home), "local[2]", 2)
+    spark = spark_session("bench-ingest", replace(settings, home=home), "local[2]", 2)
+    try:
+        yield spark
+    finally:
+        spark.stop()
 
 
 def _steady_rate(query, count: int) -> tuple[int, float]:  # type: ignore[no-untyped-def]
@@ -99,8 +107,10 @@ def run_throughput(settings: Settings, count: int = COUNT) -> Result:
         SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
         settings,
     )
-    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-        spark = _session(settings, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp,
+        _session(settings, Path(tmp)) as spark,
+    ):
         config = _config(prefix, Path(tmp) / "cp")
         routing = start_routing(spark, settings, config, "bench")
         try:
@@ -130,8 +140,10 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
     from services.ingest.job import start_queries
 
     prefix = _topics(settings)
-    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-        spark = _session(settings, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp,
+        _session(settings, Path(tmp)) as spark,
+    ):
         queries = start_queries(spark, settings, _config(prefix, Path(tmp) / "cp"), "bench")
         consumer = Consumer(
             {"bootstrap.servers": settings.bootstrap_servers, "group.id": f"bench-{prefix}",

@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from services.ingest.avro_columns import single_object
-from services.ingest.tracing import trace_headers
+from services.ingest.tracing import trace_headers, with_trace_context
 from services.ingest.typed_fields import INGEST_TIME_MS, avro_struct, value_column
 from services.ingest.validation import ERROR, RECORD_TYPE, CheckedType
 from shared.avro.catalogue import Catalogue
@@ -35,11 +35,11 @@ def route(
     for name, checked in types.items():
         encoded = single_object(avro_struct(checked.record_type), checked.record_type.schema)
         value = value.when(kind == name, encoded)
-    traced = trace_headers(sample_ratio)
+    traced = trace_headers()
     headers = F.when(valid, F.concat(traced, _source_header())).otherwise(
         F.concat(traced, _error_headers(instance_id))
     )
-    return classified.select(
+    return with_trace_context(classified, sample_ratio).select(
         F.when(valid, F.concat(F.lit(records_prefix + "."), kind))
         .otherwise(F.lit(invalid_topic))
         .alias("topic"),

@@ -25,7 +25,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from services.ingest.config import IngestConfig
-from services.ingest.tracing import flags, parent_span_id, span_id, trace_id
+from services.ingest.tracing import (
+    FLAGS,
+    PARENT_SPAN_ID,
+    SPAN_ID,
+    TRACE_ID,
+    with_trace_context,
+)
 from services.ingest.validation import ERROR, RECORD_TYPE, CheckedType, classify
 from shared.tracing import Tracing
 from shared.tracing.spans_from_ids import span_from_ids
@@ -38,11 +44,12 @@ def sampled_records(
     raw: DataFrame, types: dict[str, CheckedType], config: IngestConfig
 ) -> DataFrame:
     """One row per sampled raw record: its span ids, coordinates and validation outcome."""
-    sampled = raw.where(flags(config.trace_sample_ratio) == F.lit("01")).select(
+    traced = with_trace_context(raw, config.trace_sample_ratio)
+    sampled = traced.where(F.col(FLAGS) == F.lit("01")).select(
         "*",
-        trace_id().alias("trace_id"),
-        span_id().alias("span_id"),
-        parent_span_id().alias("parent_span_id"),
+        F.col(TRACE_ID).alias("trace_id"),
+        F.col(SPAN_ID).alias("span_id"),
+        F.col(PARENT_SPAN_ID).alias("parent_span_id"),
     )
     classified = classify(sampled, types, config.max_record_bytes)
     return classified.select(

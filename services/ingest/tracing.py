@@ -7,15 +7,29 @@ sampled exactly as OpenTelemetry's ``TraceIdRatioBased`` sampler would decide fo
 one decision per trace. Ids are derived from the
 record's source coordinates (topic, partition, offset) rather than drawn at random, so a replay
 after a crash produces the same trace and span ids for the same record, and the same headers.
+
+:func:`with_trace_context` works all of it out once per record, as columns, before routing (or
+the span export) uses it: the incoming context is looked up in the headers once, not once per
+place that needs it (a CASE branch is not covered by Spark's common-subexpression elimination, and
+the routing plan was ten times larger for it).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 _VALID = r"^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
 _ZERO_TRACE = "0" * 32
+
+#: Columns :func:`with_trace_context` adds.
+TRACE_ID = "_trace_id"
+SPAN_ID = "_span_id"
+PARENT_SPAN_ID = "_parent_span_id"  # NULL when ingest starts the trace
+FLAGS = "_trace_flags"  # "01" sampled, "00" not
+TRACESTATE = "_tracestate"  # the incoming one, or NULL
+_INCOMING = "_traceparent_in"
+_USABLE = "_traceparent_usable"
 
 
 def _header(name: str) -> Column:
@@ -26,45 +40,31 @@ def _header(name: str) -> Column:
     )
 
 
-def _incoming() -> tuple[Column, Column]:
-    """The record's own ``traceparent`` (lower case) and whether it is usable."""
-    incoming = F.lower(F.trim(_header("traceparent")))
-    return incoming, incoming.rlike(_VALID) & (F.substring(incoming, 4, 32) != _ZERO_TRACE)
-
-
-def trace_id() -> Column:
-    """The record's trace id: the incoming one, else derived from its source coordinates."""
-    incoming, usable = _incoming()
+def with_trace_context(rows: DataFrame, sample_ratio: float) -> DataFrame:
+    """Kafka rows with their trace context as columns: TRACE_ID (the incoming one, else derived
+    from the source coordinates), SPAN_ID (ingest's), PARENT_SPAN_ID, FLAGS (the incoming
+    decision, else TraceIdRatioBased's at ``sample_ratio``) and TRACESTATE."""
+    read = rows.select(
+        "*",
+        F.lower(F.trim(_header("traceparent"))).alias(_INCOMING),
+        _header("tracestate").alias(TRACESTATE),
+    )
+    incoming = F.col(_INCOMING)
+    usable = incoming.rlike(_VALID) & (F.substring(incoming, 4, 32) != _ZERO_TRACE)
+    read = read.select("*", usable.alias(_USABLE))
     new_trace = F.substring(F.sha2(F.concat(F.lit("trace:"), _coordinates()), 256), 1, 32)
-    return F.when(usable, F.substring(incoming, 4, 32)).otherwise(new_trace)
-
-
-def span_id() -> Column:
-    """Ingest's span id for the record (what the routed record names as its parent)."""
-    return F.substring(F.sha2(F.concat(F.lit("ingest:"), _coordinates()), 256), 1, 16)
-
-
-def parent_span_id() -> Column:
-    """The span id of the incoming context, or NULL when ingest starts the trace."""
-    incoming, usable = _incoming()
-    return F.when(usable, F.substring(incoming, 37, 16))
-
-
-def flags(sample_ratio: float) -> Column:
-    """``01`` (sampled) or ``00``: the incoming decision, else TraceIdRatioBased's."""
-    incoming, usable = _incoming()
+    ids = read.select(
+        "*",
+        F.when(F.col(_USABLE), F.substring(incoming, 4, 32)).otherwise(new_trace).alias(TRACE_ID),
+        F.substring(F.sha2(F.concat(F.lit("ingest:"), _coordinates()), 256), 1, 16).alias(SPAN_ID),
+        F.when(F.col(_USABLE), F.substring(incoming, 37, 16)).alias(PARENT_SPAN_ID),
+    )
     bound = round(max(0.0, min(1.0, sample_ratio)) * 2**64)
-    low_bits = F.conv(F.substring(trace_id(), 17, 16), 16, 10).cast("decimal(20,0)")
+    low_bits = F.conv(F.substring(F.col(TRACE_ID), 17, 16), 16, 10).cast("decimal(20,0)")
     # The bound goes to the JVM as text: above 0.5 it no longer fits a Java long (2**64 at 1.0).
     ratio = F.when(low_bits < F.lit(str(bound)).cast("decimal(20,0)"), "01").otherwise("00")
-    return F.when(usable, F.substring(incoming, 54, 2)).otherwise(ratio)
-
-
-def traceparent(sample_ratio: float) -> Column:
-    """The ``traceparent`` to send with a routed record."""
-    return F.concat(
-        F.lit("00-"), trace_id(), F.lit("-"), span_id(), F.lit("-"), flags(sample_ratio)
-    )
+    decided = F.when(F.col(_USABLE), F.substring(incoming, 54, 2)).otherwise(ratio)
+    return ids.select("*", decided.alias(FLAGS)).drop(_INCOMING, _USABLE)
 
 
 def _coordinates() -> Column:
@@ -73,12 +73,14 @@ def _coordinates() -> Column:
     )
 
 
-def trace_headers(sample_ratio: float) -> Column:
-    """``traceparent`` plus the incoming ``tracestate`` when there is one."""
-    state = _header("tracestate")
-    parent = F.struct(
-        F.lit("traceparent").alias("key"), traceparent(sample_ratio).cast("binary").alias("value")
+def trace_headers() -> Column:
+    """``traceparent`` plus the incoming ``tracestate`` when there is one (needs the columns of
+    :func:`with_trace_context`)."""
+    traceparent = F.concat(
+        F.lit("00-"), F.col(TRACE_ID), F.lit("-"), F.col(SPAN_ID), F.lit("-"), F.col(FLAGS)
     )
+    parent = F.struct(F.lit("traceparent").alias("key"), traceparent.cast("binary").alias("value"))
+    state = F.col(TRACESTATE)
     with_state = F.array(
         parent, F.struct(F.lit("tracestate").alias("key"), state.cast("binary").alias("value"))
     )

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
+from pyspark.sql import functions as F
 
-from services.ingest.tracing import flags, trace_id
+from services.ingest.tracing import FLAGS, TRACE_ID, with_trace_context
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +33,9 @@ def _frame(spark: Any) -> Any:
 
 @pytest.mark.parametrize("ratio", [0.0, 0.01, 0.5, 0.75, 0.999, 1.0])
 def test_new_traces_are_sampled_as_trace_id_ratio_based_decides(spark: Any, ratio: float) -> None:
-    decided = _frame(spark).select(trace_id().alias("trace"), flags(ratio).alias("flags"))
+    decided = with_trace_context(_frame(spark), ratio).select(
+        F.col(TRACE_ID).alias("trace"), F.col(FLAGS).alias("flags")
+    )
     rows = decided.collect()
     sampler = TraceIdRatioBased(ratio)
     new = [r for r in rows if r["trace"] != INCOMING[3:35]]

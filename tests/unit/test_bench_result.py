@@ -20,3 +20,9 @@ def test_table_shows_rate_and_ratio_and_dashes_for_the_unmeasured():
     assert "3.2" in text[3] and "9.5" in text[3]
     assert text[3].split()[-1] != "1.00"
     assert baseline.rate == 500.0
+
+
+def test_rows_printed_as_scenarios_finish_carry_no_header():
+    rows = table([Result("ingest", 1000, 2.0)], header=False).splitlines()
+    assert len(rows) == 1 and rows[0].startswith("ingest")
+    assert table([Result("ingest", 1000, 2.0)]).splitlines()[0].startswith("scenario")
