@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.ingest.trigger_mode import check_mode
+from services.ingest.trigger_mode import check_mode, checkpoint_seconds
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
 
@@ -73,6 +73,7 @@ class IngestConfig:
         if config.max_record_bytes < 1024:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
         check_mode(config.mode)
+        checkpoint_seconds(config.checkpoint_interval)
         if config.allowed_lateness_ms < 0:
             raise ConfigError("MESH_INGEST_ALLOWED_LATENESS_MS must be 0 or more")
         return config

@@ -36,6 +36,7 @@ from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
     AUTO_MASTER,
     TriggerPlan,
+    checkpoint_seconds,
     master_for,
     outgrown,
     plan,
@@ -270,6 +271,8 @@ def main() -> int:
     auto_master = not submitted and config.master == AUTO_MASTER
     resize = lambda: _outgrown(settings, config, trigger, auto_master)  # noqa: E731
     code = _watch(queries, starters, stopping, resize)
+    if code == 0 and trigger.real_time:
+        _await_checkpoint(queries["ingest-routing"], config)
     for query in queries.values():
         query.stop()
     metrics.close()
@@ -277,6 +280,24 @@ def main() -> int:
     spark.stop()
     print("ingest: stopped", flush=True)
     return code
+
+
+def _await_checkpoint(routing: StreamingQuery, config: IngestConfig) -> None:
+    """Let the real-time routing batch that runs now finish and commit before stopping.
+
+    Stopping cancels a real-time batch, and a restart replays all of it (up to a checkpoint
+    interval of records, routed again). Waiting for the batch's end instead means the stop comes
+    as the next batch starts, with next to nothing routed and uncommitted. Bounded by the
+    interval plus the seconds a hand-over takes, within the supervisor's stop timeout (50 s)."""
+    interval = checkpoint_seconds(config.checkpoint_interval)
+    print(f"ingest: stopping at routing's next checkpoint (at most {interval:.0f} s away)",
+          flush=True)  # fmt: skip
+    finished = (routing.lastProgress or {}).get("batchId")
+    deadline = time.monotonic() + interval + 10.0
+    while routing.isActive and time.monotonic() < deadline:
+        if (routing.lastProgress or {}).get("batchId") != finished:
+            return
+        time.sleep(0.2)
 
 
 def _outgrown(

@@ -34,6 +34,7 @@ def spark_session(
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # stage bars would fill the service's log
         "spark.local.dir": str(scratch),
         "spark.sql.session.timeZone": "UTC",
         # A malformed record must never fail a batch: expressions yield NULL instead of raising.

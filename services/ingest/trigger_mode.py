@@ -37,6 +37,30 @@ SIDE_SLOTS = 2
 AUTO_MASTER = "auto"
 
 
+#: Spark's smallest real-time batch (spark.sql.streaming.realTimeMode.minBatchDuration).
+MIN_CHECKPOINT_S = 5.0
+_UNITS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "second": 1.0,
+          "m": 60.0, "min": 60.0, "minute": 60.0}  # fmt: skip
+
+
+def checkpoint_seconds(interval: str) -> float:
+    """``"30 seconds"`` -> 30.0; a one-line error naming the setting for anything else, or for
+    less than Spark's 5 s minimum."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", interval.lower())
+    word = match.group(2) if match else ""
+    unit = _UNITS.get(word) or _UNITS.get(word.removesuffix("s"))
+    if match is None or unit is None:
+        raise ConfigError(
+            f"MESH_INGEST_CHECKPOINT_INTERVAL={interval!r}: give a duration such as '30 seconds'"
+        )
+    seconds = float(match.group(1)) * unit
+    if seconds < MIN_CHECKPOINT_S:
+        raise ConfigError(
+            f"MESH_INGEST_CHECKPOINT_INTERVAL={interval!r}: real-time mode needs at least 5 seconds"
+        )
+    return seconds
+
+
 def check_mode(mode: str) -> str:
     """``mode`` if it is one of :data:`MODES`; else a one-line error naming the setting."""
     if mode not in MODES:

@@ -24,6 +24,7 @@ batch got there.
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from collections.abc import Callable
@@ -157,13 +158,23 @@ def caught_up(query: StreamingQuery, target: Offsets) -> bool:
         return False
     reached: dict[str, dict[str, Any]] = {}
     for source in progress["sources"]:
-        end = source["endOffset"]
-        reached.update(json.loads(end) if isinstance(end, str) else end or {})
+        reached.update(_offsets(source["endOffset"]))
     return all(
         int(reached.get(topic, {}).get(partition, -1)) >= offset
         for topic, partitions in target.items()
         for partition, offset in partitions.items()
     )
+
+
+def _offsets(end: Any) -> dict[str, dict[str, Any]]:
+    """A progress event's ``endOffset``: a dict, JSON text, or (pyspark 4.1's progress objects)
+    the text of a Python dict."""
+    if not isinstance(end, str):
+        return dict(end or {})
+    try:
+        return dict(json.loads(end))
+    except ValueError:
+        return dict(ast.literal_eval(end))
 
 
 def stop_queries(queries: list[StreamingQuery], idle_wait_s: float = 10.0) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from confluent_kafka import Consumer, TopicPartition
 
 from services.ingest.config import IngestConfig
@@ -21,6 +23,21 @@ def records_in(bootstrap: str, topics: list[str]) -> int:
         return total
     finally:
         consumer.close()
+
+
+def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 120.0):  # type: ignore[no-untyped-def]
+    """Messages of ``topics`` from the start, until ``expected`` are read or ``timeout`` passes."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"read-{time.time()}",
+         "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )  # fmt: skip
+    consumer.subscribe(topics)
+    messages: list = []
+    deadline = time.monotonic() + timeout
+    while len(messages) < expected and time.monotonic() < deadline:
+        messages.extend(m for m in consumer.consume(2000, timeout=0.5) if m.error() is None)
+    consumer.close()
+    return messages
 
 
 def run_ingest(  # type: ignore[no-untyped-def]

@@ -5,9 +5,11 @@ The job runs as the real service (``python -m services.ingest.job`` under its su
 
 * micro-batch: reading a backlog in small micro-batches, so the kill lands between batches of a
   run that is far from done; duplicates no more than the uncommitted batches;
-* real-time: records arrive at a steady rate while the job routes them as they come; the kill
-  lands while the feed still runs; duplicates no more than what one checkpoint interval (the
-  real-time batch the kill interrupted) can have routed.
+* real-time: records arrive at a steady rate while the job routes them as they come. First a
+  graceful stop (SIGTERM, as `mesh down` sends) and a start: the stop waits for routing's next
+  checkpoint, so nothing routed before it is routed again. Then the kill, while the feed still
+  runs; duplicates no more than what one checkpoint interval (the real-time batch the kill
+  interrupted) can have routed.
 
 The supervisor restarts the job on its own (no one runs `mesh up` again) and says it was killed;
 after the restart: every raw record routed at least once, duplicates within the bound (and
@@ -26,8 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer
-from kafka_reading import records_in
+from kafka_reading import read_all, records_in
 from polling import wait_for
 
 from services.ingest.service import ingest_process, start_ingest
@@ -38,22 +39,9 @@ from shared.supervised_service import supervised_child
 pytestmark = pytest.mark.integration
 
 BATCH = 1500
-#: The real-time run: records per second, for how long, and the routing checkpoint interval.
-RATE, FEED_S, INTERVAL_S = 400, 45, 10
-
-
-def read_all(bootstrap: str, topics: list[str], expected: int, timeout: float = 120.0):
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"read-{time.time()}",
-         "auto.offset.reset": "earliest", "enable.auto.commit": False}
-    )  # fmt: skip
-    consumer.subscribe(topics)
-    messages: list = []
-    deadline = time.monotonic() + timeout
-    while len(messages) < expected and time.monotonic() < deadline:
-        messages.extend(m for m in consumer.consume(2000, timeout=0.5) if m.error() is None)
-    consumer.close()
-    return messages
+#: The real-time run: records per second, seconds the feed goes on after the kill, and the
+#: routing checkpoint interval.
+RATE, AFTER_KILL_S, INTERVAL_S = 400, 10, 10
 
 
 @pytest.mark.parametrize("mode", ["micro-batch", "real-time"])
@@ -70,10 +58,8 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
 
     now = int(time.time() * 1000)
     real_time = mode == "real-time"
-    count = RATE * FEED_S if real_time else 12_000
-    stream = StreamConfig(start_time_ms=now - 30_000, count=count, seed=21, invalid_share=0.05,
-                          event_rate=400, max_record_bytes=16 * 1024)  # fmt: skip
     send = SendOptions(topic_prefix=f"{prefix}.raw", progress=False, rate=RATE if real_time else 0)
+    feed = _Feed(mesh_settings, send, slice_s=5 if real_time else 30, start_ms=now - 30_000)
     env = {
         "MESH_INGEST_MODE": mode,
         "MESH_INGEST_RAW_PATTERN": re.escape(prefix) + r"\.raw\..*",
@@ -87,23 +73,31 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
     }
     process = ingest_process(mesh_settings)
     outputs = [*records, invalid]
-    reports: list = []
-    feeder = threading.Thread(
-        target=lambda: reports.append(produce_to_kafka(stream, send, mesh_settings))
-    )
-    if not real_time:  # a backlog, read in small batches
-        feeder.run()
+    if not real_time:  # a backlog of 12 000, read in small batches
+        feed.run_once()
 
     _, started = start_ingest(mesh_settings, env)
     assert started
     try:
         if real_time:  # records arrive while the job runs
-            feeder.start()
+            feed.start()
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 2 * BATCH,
                  240, "the first records routed")  # fmt: skip
+        assert _routing_mode(process.log_file) == mode
+        graceful: Counter = Counter()
+        if real_time:
+            # SIGTERM (what `mesh down` sends) stops real-time routing at its next checkpoint:
+            # what it routed is committed, and the restarted job routes none of it again.
+            process.stop()
+            routed = records_in(mesh_settings.bootstrap_servers, outputs)
+            graceful = _sources(read_all(mesh_settings.bootstrap_servers, outputs, routed), invalid)
+            assert sum(graceful.values()) == routed
+            _, again = start_ingest(mesh_settings, env)
+            assert again
+            wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= routed + BATCH,
+                     240, "routing after the restart")  # fmt: skip
         job = supervised_child(process)
         assert job is not None and job.pid is not None and job.restarts == 0, job
-        assert _routing_mode(process.log_file) == mode
         # The whole job dies at once, its Python driver and the Spark JVM it started, as when
         # its machine or container dies (a JVM left alone goes on routing while it shuts down).
         doomed = [job.pid, *_children(job.pid)]
@@ -113,8 +107,8 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
         routed_at_kill = records_in(mesh_settings.bootstrap_servers, outputs)
         assert all(process.wait_gone(pid, 30) for pid in doomed), "the job survived SIGKILL"
         if real_time:
-            assert feeder.is_alive(), "the kill came after the last record was sent"
-        assert routed_at_kill < count, "the kill came after the input was drained"
+            assert feed.running, "the kill came after the last record was sent"
+        assert routed_at_kill < feed.sent, "the kill came after the input was drained"
 
         def restarted() -> bool:
             now = supervised_child(process)
@@ -124,10 +118,10 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
         restart = supervised_child(process)
         assert restart is not None and restart.last_exit == "killed by SIGKILL"
         if real_time:
-            feeder.join(FEED_S + 60)
-        report = reports[0]
-        assert report.failed == 0
-        total = report.delivered
+            time.sleep(AFTER_KILL_S)  # records keep coming while the restarted job starts
+            feed.stop()
+        assert feed.failed == 0
+        total = feed.sent
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= total,
                  300, "the restarted job to drain the input")  # fmt: skip
         wait_for(_stable(lambda: records_in(mesh_settings.bootstrap_servers, outputs)),
@@ -146,8 +140,70 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
     finally:
         process.stop()
 
+    sources = _sources(messages, invalid)
+    duplicates = sum(n - 1 for n in sources.values())
+    print(f"{mode}: routed {len(messages)} for {total} raw records, "
+          f"{routed_at_kill} before the kill: {duplicates} duplicates after it")  # fmt: skip
+    assert len(sources) == total, "a raw record was never routed"
+    again = [c for c in graceful if sources[c] > 1]
+    assert not again, f"{len(again)} records routed before the SIGTERM stop were routed again"
+    # What a restart replays: the uncommitted micro-batches, or the real-time batch (one
+    # checkpoint interval, plus the seconds a batch takes to start) the kill interrupted.
+    bound = RATE * (INTERVAL_S + 10) if real_time else 2 * BATCH
+    assert duplicates <= min(bound, routed_at_kill), "more duplicates than a replay can explain"
+    counts = Counter()
+    for window in window_messages.values():
+        counts[window["status"]] += window["count"]
+    assert sum(counts.values()) == total, f"window counts {dict(counts)} for {total} records"
+    assert counts["INVALID"] == feed.invalid
+
+
+class _Feed:
+    """Generated raw records (5 % invalid) in slices of ``slice_s`` seconds at the send rate, from
+    a thread until ``stop()``, so the feed outlasts however long the job takes to get to the
+    kill; ``run_once`` sends one slice in the caller's thread."""
+
+    def __init__(self, settings, send: SendOptions, slice_s: int, start_ms: int) -> None:  # type: ignore[no-untyped-def]
+        self.settings, self.send, self.start_ms = settings, send, start_ms
+        self.slice = (send.rate or 400) * slice_s
+        self.sent = self.invalid = self.failed = 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def run_once(self, seed: int = 21) -> None:
+        stream = StreamConfig(start_time_ms=self.start_ms, count=self.slice, seed=seed,
+                              invalid_share=0.05, event_rate=400,
+                              max_record_bytes=16 * 1024)  # fmt: skip
+        report = produce_to_kafka(stream, self.send, self.settings)
+        self.sent += report.delivered
+        self.invalid += report.invalid
+        self.failed += report.failed
+        self.start_ms += self.slice * 1000 // 400  # the next slice's events follow on
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(60)
+
+    def _run(self) -> None:
+        seed = 21
+        while not self._stopping.is_set():
+            self.run_once(seed)
+            seed += 1
+
+
+def _sources(messages: list, invalid: str) -> Counter:
+    """How often each raw record (topic:partition:offset) was routed; each must have landed in
+    one place only, a records topic or the dead letters, however often it was replayed."""
     decode_invalid = AvroDeserializer("invalid_record")
-    sources = Counter()
+    sources: Counter = Counter()
+    places: dict[str, set[str]] = {}
     for message in messages:
         if message.topic() == invalid:
             dead = decode_invalid.decode(message.value())
@@ -157,19 +213,10 @@ def test_sigkill_mid_stream_then_restart_routes_everything_and_counts_exactly(
         else:
             coordinates = next(v.decode() for k, v in message.headers() if k == "mesh.source")
         sources[coordinates] += 1
-    duplicates = sum(n - 1 for n in sources.values())
-    print(f"{mode}: routed {len(messages)} for {total} raw records, "
-          f"{routed_at_kill} before the kill: {duplicates} duplicates after it")  # fmt: skip
-    assert len(sources) == total, "a raw record was never routed"
-    # What a restart replays: the uncommitted micro-batches, or the real-time batch (one
-    # checkpoint interval, plus the seconds a batch takes to start) the kill interrupted.
-    bound = RATE * (INTERVAL_S + 10) if real_time else 2 * BATCH
-    assert duplicates <= min(bound, routed_at_kill), "more duplicates than a replay can explain"
-    counts = Counter()
-    for window in window_messages.values():
-        counts[window["status"]] += window["count"]
-    assert sum(counts.values()) == total, f"window counts {dict(counts)} for {total} records"
-    assert counts["INVALID"] == report.invalid
+        places.setdefault(coordinates, set()).add(message.topic())
+    split = {c: p for c, p in places.items() if len(p) > 1}
+    assert not split, f"{len(split)} raw records landed in two places, e.g. {split.popitem()}"
+    return sources
 
 
 def _children(pid: int) -> list[int]:

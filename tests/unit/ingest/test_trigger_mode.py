@@ -8,6 +8,7 @@ from services.ingest.trigger_mode import (
     MICRO_BATCH,
     REAL_TIME,
     SIDE_SLOTS,
+    checkpoint_seconds,
     master_for,
     outgrown,
     plan,
@@ -87,3 +88,19 @@ def test_status_says_the_mode_the_master_and_for_micro_batch_why():
     fallback = {**plan(REAL_TIME, 16, 2).as_json(), "master": "local[2]"}
     assert status_text(fallback).startswith("micro-batch on local[2] (16 raw partitions): real-")
     assert status_text(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("30 seconds", 30.0), ("5 s", 5.0), ("1 minute", 60.0), ("2 minutes", 120.0),
+     ("7500 ms", 7.5), ("10 sec", 10.0)],
+)  # fmt: skip
+def test_checkpoint_intervals_in_spark_words(text, seconds):
+    assert checkpoint_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["often", "30", "3 seconds", "1 month"])
+def test_a_bad_checkpoint_interval_is_one_line_naming_the_setting(text):
+    with pytest.raises(ConfigError, match="MESH_INGEST_CHECKPOINT_INTERVAL") as info:
+        IngestConfig.from_env({"MESH_INGEST_CHECKPOINT_INTERVAL": text})
+    assert "\n" not in str(info.value)
