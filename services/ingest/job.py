@@ -270,8 +270,8 @@ def main() -> int:
     print(f"ingest: {instance} running queries {list(queries)}", flush=True)
     auto_master = not submitted and config.master == AUTO_MASTER
     resize = lambda: _outgrown(settings, config, trigger, auto_master)  # noqa: E731
-    code = _watch(queries, starters, stopping, resize)
-    if code == 0 and trigger.real_time:
+    code, graceful = _watch(queries, starters, stopping, resize)
+    if graceful and trigger.real_time:
         _await_checkpoint(queries["ingest-routing"], config)
     for query in queries.values():
         query.stop()
@@ -315,10 +315,11 @@ def _watch(  # type: ignore[no-untyped-def]
     starters: dict[str, Callable[[], StreamingQuery]],
     stopping: threading.Event,
     resize,
-) -> int:
-    """Wait for SIGTERM (0), a query that died or raw partitions the plan no longer fits (RESTART:
-    the supervisor starts the job again, from its checkpoints). A query that died of a known
-    Spark fault (:mod:`services.ingest.spark_bugs`) is started again in place."""
+) -> tuple[int, bool]:
+    """Wait for SIGTERM (exit 0), a query that died or raw partitions the plan no longer fits
+    (RESTART: the supervisor starts the job again, from its checkpoints); and whether the queries
+    are still healthy enough to stop gracefully (not after a failure). A query that died of a
+    known Spark fault (:mod:`services.ingest.spark_bugs`) is started again in place."""
     next_check = time.monotonic() + PARTITION_CHECK_S
     retries = dict.fromkeys(queries, 0)
     while not stopping.wait(0.5):
@@ -334,14 +335,14 @@ def _watch(  # type: ignore[no-untyped-def]
                 queries[name] = starters[name]()
                 continue
             print(f"ingest: query {name} stopped: {reason}", file=sys.stderr, flush=True)
-            return RESTART
+            return RESTART, False
         if time.monotonic() >= next_check:
             next_check = time.monotonic() + PARTITION_CHECK_S
             why = resize()
             if why:
                 print(f"ingest: {why}", file=sys.stderr, flush=True)
-                return RESTART
-    return 0
+                return RESTART, True
+    return 0, True
 
 
 if __name__ == "__main__":

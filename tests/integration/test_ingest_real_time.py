@@ -63,9 +63,9 @@ def test_a_raw_topic_beyond_the_slots_restarts_the_job_resized_and_is_routed(
 
         wait_for(restarted, 120, "the job to restart for the new partitions")
         assert supervised_child(process).last_exit == "exit code 3"
-        said = process.log_file.read_text()
-        assert "raw partitions grew from 4 to 8" in said
-        assert "(8 raw partitions, 10 task slots)" in said
+        assert "raw partitions grew from 4 to 8" in process.log_file.read_text()
+        wait_for(lambda: "(8 raw partitions, 10 task slots)" in process.log_file.read_text(), 120,
+                 "the restarted job to size itself for 8 raw partitions")  # fmt: skip
         send(f"{prefix}.raw.transactions", b"[]")
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 3, 240,
                  "the new topic's record and a later one routed")  # fmt: skip
