@@ -193,33 +193,47 @@ def _settled_alerts(settings: Settings) -> list[tuple[Any, int]]:
 
 
 def _hops(settings: Settings, alerts: list[tuple[Any, int]], since_ms: int) -> Hops:
-    """Each alert's source record, read back by its coordinates, gives the three latencies;
-    alerts on records that reached Kafka before ``since_ms`` (an earlier feed's) are left out."""
+    """Each alert's source record gives the three latencies; alerts on records that reached
+    Kafka before ``since_ms`` (an earlier feed's) are left out. The sources are read in one
+    sequential pass per partition, from the lowest offset needed (a seek per alert costs a fetch
+    round trip each)."""
     from confluent_kafka import TopicPartition
 
     from shared.avro import AvroDeserializer
 
     decode = AvroDeserializer("alert").decode
-    consumer = _consumer(settings, [])
-    hops = Hops([], [], [])
+    wanted: dict[tuple[str, int], dict[int, list[int]]] = {}
     for message, alert_ms in alerts:
         alert = decode(message.value())
-        source = TopicPartition(alert["source_topic"], alert["source_partition"],
-                                alert["source_offset"])  # fmt: skip
-        consumer.assign([source])
-        found = consumer.consume(1, timeout=5)
-        if not found or found[0].error() is not None:
-            continue
-        record = found[0]
-        raw_ms = next(
-            (int(v) for k, v in record.headers() or [] if k == SOURCE_TIMESTAMP_HEADER), None
-        )
-        if raw_ms is None or raw_ms < since_ms:
-            continue
-        records_ms = record.timestamp()[1]
-        hops.ingest.append(records_ms - raw_ms)
-        hops.detector.append(alert_ms - records_ms)
-        hops.total.append(alert_ms - raw_ms)
+        key = (alert["source_topic"], alert["source_partition"])
+        wanted.setdefault(key, {}).setdefault(alert["source_offset"], []).append(alert_ms)
+    consumer = _consumer(settings, [])
+    hops = Hops([], [], [])
+    for (topic, partition), offsets in wanted.items():
+        consumer.assign([TopicPartition(topic, partition, min(offsets))])
+        last, position = max(offsets), -1
+        while position < last:
+            batch = consumer.consume(5000, timeout=5)
+            if not batch:
+                break
+            for record in batch:
+                if record.error() is not None:
+                    continue
+                position = record.offset()
+                alerted = offsets.get(position)
+                if alerted is None:
+                    continue
+                raw_ms = next(
+                    (int(v) for k, v in record.headers() or [] if k == SOURCE_TIMESTAMP_HEADER),
+                    None,
+                )
+                if raw_ms is None or raw_ms < since_ms:
+                    continue
+                records_ms = record.timestamp()[1]
+                for alert_ms in alerted:  # one per detector that alerted on the record
+                    hops.ingest.append(records_ms - raw_ms)
+                    hops.detector.append(alert_ms - records_ms)
+                    hops.total.append(alert_ms - raw_ms)
     consumer.close()
     return hops
 
