@@ -155,10 +155,17 @@ def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) 
 
 
 def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": resolve_bootstrap(settings)})
-    topics = admin.list_topics(timeout=10).topics
+    bootstrap = resolve_bootstrap(settings)
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})  # errors: below
+        topics = admin.list_topics(timeout=10).topics
+    except KafkaException as exc:
+        raise MeshError(
+            f"Kafka at {bootstrap} did not answer ({exc.args[0].str()}): start it with `mesh up`"
+        ) from None
     return raw_partitions({n: len(t.partitions) for n, t in topics.items()}, config.raw_pattern)
 
 
