@@ -82,7 +82,7 @@ def _run_mode(settings: Settings, mode: str) -> list[Result]:
     return results
 
 
-def _feed(settings: Settings, rate: int, seconds: float, seed: int) -> StreamConfig:
+def _feed(rate: int, seconds: float, seed: int) -> StreamConfig:
     """Generated raw records with planted fraud; event time runs no faster than 2 000 records/s,
     so the customer population stays large enough for the generator's velocity guarantees."""
     return StreamConfig(start_time_ms=int(time.time() * 1000), count=int(rate * seconds),
@@ -99,7 +99,7 @@ def _ready(settings: Settings, started: float) -> float:
         while not stop.is_set():  # short slices, so the feed ends soon after the first alert
             options = SendOptions(topic_prefix=f"{settings.topic_prefix}raw", rate=WARM_RATE,
                                   progress=False)  # fmt: skip
-            produce_to_kafka(_feed(settings, WARM_RATE, 5, seed), options, settings)
+            produce_to_kafka(_feed(WARM_RATE, 5, seed), options, settings)
             seed += 1
 
     feeder = threading.Thread(target=warm, daemon=True)
@@ -127,7 +127,7 @@ def _paced_run(settings: Settings, mode: str, rate: int, seed: int, ready_s: flo
     feed_start_ms = int(time.time() * 1000)
     options = SendOptions(topic_prefix=f"{prefix}raw", rate=rate, progress=False)
     sent_at = time.monotonic()
-    report = produce_to_kafka(_feed(settings, rate, DURATION_S, seed), options, settings)
+    report = produce_to_kafka(_feed(rate, DURATION_S, seed), options, settings)
     send_s = time.monotonic() - sent_at
 
     def routed_now() -> int:

@@ -3,14 +3,18 @@
 Modules, one concern each:
   rules          THE place where each record type's business rules are declared
   iso_codes      reference code lists (ISO 4217, ISO 3166-1)
-  record_types   raw topic -> record type -> Avro schema, and typed field access to raw JSON
+  record_types   raw topic -> record type -> Avro schema
+  typed_fields   each field read once: typed from_json where certain, the VARIANT where not
   validation     classify(): every raw row gets exactly one outcome (valid, or an error code)
   avro_columns   Avro single-object encoding as Spark columns (from the same .avsc files)
-  tracing        W3C traceparent header for every routed record
+  tracing        W3C trace context for every routed record, worked out once per record
   routing        valid -> records.<type>, invalid -> records.invalid (Kafka sink rows)
   windows        valid/invalid/late counts per 1 s event-time window -> metrics.windows
   config         IngestConfig: topics, limits, trigger, checkpoints (MESH_INGEST_* variables)
   session        the SparkSession with the cached connector jars
-  job            main(): wires the Kafka source to the routing and counting queries
+  trigger_mode   real-time or micro-batch routing, the task slots it needs, the auto master
+  spark_bugs     faults of the pinned Spark the job steps around (SPARK-55271)
+  job            main(): wires the Kafka source to the routing and counting queries, watches
+                 them, stops real-time routing at a checkpoint
 Only Spark column expressions run per record: no Python UDF on the hot path.
 """
