@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from kafka_leaders import wait_for_leaders
 
 from shared.kafka.broker import LocalBroker
 from shared.settings import Settings
@@ -71,7 +72,7 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
         for future in futures.values():
             future.result()
         created.extend(names)
-        _wait_for_leaders(admin, names)
+        wait_for_leaders(admin, names)
         return names
 
     yield create
@@ -80,23 +81,6 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
             # Best-effort cleanup: it must not hide the test's own result.
             with contextlib.suppress(Exception):
                 future.result()
-
-
-def _wait_for_leaders(admin, names: list[str], timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    """Until every partition of ``names`` has a leader: a created topic answers NOT_LEADER for
-    a moment, and a test that reads offsets at once would fail on it."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        topics = admin.list_topics(timeout=10).topics
-        if all(
-            name in topics and all(p.leader >= 0 for p in topics[name].partitions.values())
-            for name in names
-        ):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"topics {names} have partitions without a leader after {timeout} s")
 
 
 @pytest.fixture(scope="session")
