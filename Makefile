@@ -31,16 +31,17 @@ jars: $(STAMP) ## Fetch Kafka, Spark connector and Avro jars from Maven Central 
 	@$(BIN)/python -m shared.jar_cache
 
 influxdb: $(STAMP) ## Install InfluxDB from Debian's packages if missing (needs root)
-	@$(BIN)/python -m shared.influx.install
+	@$(BIN)/python -m control.servers.influx_install
 
 jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into .cache (once, ~5 min)
-	@$(BIN)/python -m shared.tracing.jaeger_install
+	@$(BIN)/python -m control.servers.jaeger_install
 
-lint: $(STAMP) ## ruff lint and format check
+lint: $(STAMP) ## ruff lint and format check; the folders' import contracts (pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
-typecheck: $(STAMP) ## mypy on the library
+typecheck: $(STAMP) ## mypy on the library and the control plane
 	$(BIN)/mypy
 
 compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
@@ -57,14 +58,14 @@ test-unit: $(STAMP) ## Only the fast tests that need no broker
 DEMO_SEED := $(shell date +%s)
 
 demo: jars ## Start the local mesh, produce sample records, show them routed, counted and alerted (with traces)
-	@$(BIN)/python -m shared.influx.install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
-	@$(BIN)/python -m shared.tracing.jaeger_install || echo "going on without a trace backend"
+	@$(BIN)/python -m control.servers.influx_install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
+	@$(BIN)/python -m control.servers.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
-	@$(BIN)/python -m services.ingest.wait --mark
+	@$(BIN)/python -m tools.ingest_wait --mark
 	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000 --seed $(DEMO_SEED) --trace-planted
-	$(BIN)/python -m services.ingest.wait 20000
+	$(BIN)/python -m tools.ingest_wait 20000
 	$(BIN)/mesh topics list
-	$(BIN)/python -m services.loadgen.score --seed $(DEMO_SEED)
+	$(BIN)/python -m tools.loadgen.score --seed $(DEMO_SEED)
 	$(BIN)/mesh status
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 

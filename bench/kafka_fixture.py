@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from control.servers.broker import LocalBroker
 from shared.jar_cache import bundle, fetch
-from shared.kafka.broker import LocalBroker
 from shared.settings import Settings
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from kafka_leaders import wait_for_leaders
 
-from shared.kafka.broker import LocalBroker
+from control.servers.broker import LocalBroker
 from shared.settings import Settings
 
 
@@ -86,7 +86,7 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """One local[2] SparkSession for the whole test session (it takes seconds to start)."""
-    from services.ingest.session import spark_session
+    from shared.spark_session import spark_session
 
     home = tmp_path_factory.mktemp("spark-home")
     settings = replace(Settings.from_env(), home=home)
@@ -119,8 +119,8 @@ def private_mesh(
     topics deleted afterwards (the broker is shared by the whole session)."""
     from confluent_kafka.admin import AdminClient
 
-    from services.deployer.lifecycle import down
-    from shared.cli.topics import apply_declared
+    from control.cli.topics import apply_declared
+    from control.deploy.lifecycle import down
     from shared.local_process import stop_strays
 
     prefix = unique_name("mesh") + "."
@@ -159,19 +159,20 @@ class InfluxServer:
 def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]:
     """A real InfluxDB 1.x (Debian's influxd) on loopback, shared by the whole session.
 
-    When influxd is missing, ``python -m shared.influx.install`` runs first (the CI machine is
-    root, so `make test` works on a fresh machine); if that cannot install it the tests fail
-    with its message rather than skip, so a missing InfluxDB is never mistaken for a pass.
+    When influxd is missing, ``python -m control.servers.influx_install`` runs first (the CI
+    machine is root, so `make test` works on a fresh machine); if that cannot install it the
+    tests fail with its message rather than skip, so a missing InfluxDB is never mistaken for a
+    pass.
     """
     import subprocess
     import sys
 
-    from shared.influx.server import LocalInflux, installed
+    from control.servers.influx import LocalInflux, installed
     from shared.influx.writer import InfluxWriter
 
     if not installed():
         result = subprocess.run(
-            [sys.executable, "-m", "shared.influx.install"],
+            [sys.executable, "-m", "control.servers.influx_install"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -189,27 +190,27 @@ def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]
         server.stop()
 
 
-from shared.tracing.backend import BackendInfo  # noqa: E402  (the jaeger fixture's type)
+from shared.tracing.jaeger_api import BackendInfo  # noqa: E402  (the jaeger fixture's type)
 
 
 @pytest.fixture(scope="session")
 def jaeger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendInfo]:
     """A real Jaeger v2 (OTLP/HTTP in, UI and HTTP API out) on loopback, shared by the session.
 
-    When its binary is missing, ``python -m shared.tracing.jaeger_install`` builds it first (Go
+    When its binary is missing, ``python -m control.servers.jaeger_install`` builds it first (Go
     and the Go module proxy are needed; a few minutes the first time, cached in .cache/); if
     that fails the tests fail with its message rather than skip.
     """
     import subprocess
     import sys
 
-    from shared.tracing.backend import LocalJaeger
-    from shared.tracing.jaeger_install import installed
+    from control.servers.jaeger import LocalJaeger
+    from control.servers.jaeger_install import installed
 
     settings = Settings.from_env()
     if installed(settings) is None:
         result = subprocess.run(
-            [sys.executable, "-m", "shared.tracing.jaeger_install"],
+            [sys.executable, "-m", "control.servers.jaeger_install"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -13,7 +13,7 @@ def mesh(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.Co
     """Run ``mesh ARGS`` with exactly ``env`` on top of PATH, HOME and LANG."""
     base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
+        [sys.executable, "-m", "control.cli.main", *args],
         env={**base, **env},
         capture_output=True,
         text=True,

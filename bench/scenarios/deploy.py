@@ -22,11 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.result import Result
-from services.deployer.instances import running_instances
-from services.deployer.lifecycle import down
-from services.detector_runtime.testing import PacedFeed
+from control.deploy.instances import running_instances
+from control.deploy.lifecycle import down
 from shared.kafka.config import consumer_config
 from shared.settings import PROJECT_ROOT, Settings
+from testkit.detector_runs import PacedFeed
 
 #: Records per second offered (transactions and logins together).
 FEED_RATE = 1000
@@ -61,7 +61,7 @@ def _first_alert_from(settings: Settings, detector: str, deadline_s: float) -> f
 
 
 def run_deploy(settings: Settings) -> Result:
-    from shared.cli.topics import apply_declared
+    from control.cli.topics import apply_declared
 
     with tempfile.TemporaryDirectory(prefix="mesh-bench-deploy-") as home:
         private = replace(
@@ -122,7 +122,7 @@ def run_deploy(settings: Settings) -> Result:
 
 def _mesh(env: dict[str, str], *args: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
+        [sys.executable, "-m", "control.cli.main", *args],
         env={**os.environ, **env},
         capture_output=True,
         text=True,

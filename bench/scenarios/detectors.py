@@ -23,10 +23,10 @@ from typing import Any
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.raw_pipe import copy_batches
-from services.detector_runtime.sample_feed import valid_records
-from services.detector_runtime.testing import produce_feed
-from services.loadgen import StreamConfig
 from shared.settings import PROJECT_ROOT, Settings
+from testkit.detector_runs import produce_feed
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 COUNT = 200_000
 #: faust is 10-500 x slower: it gets a slice of the same topic so the run stays short.

@@ -26,8 +26,8 @@ from typing import Any
 
 from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
-from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from shared.settings import PROJECT_ROOT, Settings
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 MODES = ("real-time", "micro-batch")
 RATES = (5000, 20000)
@@ -57,9 +57,9 @@ def run_e2e(settings: Settings) -> list[Result]:
 
 
 def _run_mode(settings: Settings, mode: str) -> list[Result]:
-    from services.deployer.lifecycle import down
-    from services.ingest.service import ingest_process, start_ingest
-    from shared.cli.topics import apply_declared
+    from control.cli.topics import apply_declared
+    from control.deploy.lifecycle import down
+    from control.launch.ingest import ingest_process, start_ingest
 
     results = []
     with tempfile.TemporaryDirectory(prefix="mesh-bench-e2e-") as home:

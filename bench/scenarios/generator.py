@@ -11,8 +11,8 @@ import uuid
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result
-from services.loadgen import SendOptions, StreamConfig, dry_run, produce_to_kafka
 from shared.settings import Settings
+from tools.loadgen import SendOptions, StreamConfig, dry_run, produce_to_kafka
 
 COUNT = 200_000
 

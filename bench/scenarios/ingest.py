@@ -19,8 +19,8 @@ from pathlib import Path
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
-from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from shared.settings import Settings
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"  # services.ingest.routing (imports Spark)
 
@@ -70,7 +70,7 @@ def _stream(count: int, now_ms: int) -> StreamConfig:
 def _session(settings: Settings, home: Path):  # type: ignore[no-untyped-def]
     """A local[2] session with its scratch folder under ``home``, stopped on the way out: a
     session left running would hand later scenarios (``getOrCreate``) a deleted scratch folder."""
-    from services.ingest.session import spark_session
+    from shared.spark_session import spark_session
 
     spark = spark_session("bench-ingest", replace(settings, home=home), "local[2]", 2)
     try:

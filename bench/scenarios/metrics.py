@@ -182,11 +182,11 @@ def run_aggregator(settings: Settings) -> Result:
     from pathlib import Path
     from tempfile import mkdtemp
 
-    from services.ingest.session import spark_session
     from services.metrics_aggregator.decode import classify, valid
     from services.metrics_aggregator.service import AggregatorRun
     from shared.avro.catalogue import Catalogue
     from shared.kafka.config import resolve_bootstrap
+    from shared.spark_session import spark_session
 
     prefix = f"bench.agg.{uuid.uuid4().hex[:8]}."
     for name, partitions in (("metrics", 4), ("metrics.windows", 4), ("metrics.dlq", 1)):

@@ -32,11 +32,11 @@ from typing import Any
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result
-from services.detector_runtime.sample_feed import encoders, valid_records
-from services.loadgen import StreamConfig
 from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import producer_config
 from shared.settings import Settings
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import encoders, valid_records
 
 COUNT = 200_000
 PARTITIONS = 8

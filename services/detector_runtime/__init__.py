@@ -6,9 +6,7 @@ Modules, one concern each:
   topology      start-up checks: inputs exist, co-partitioning, the changelog topic
   runner        the loop: batch consume, detect, produce, wait for acks, commit
   changelog     writing state changes and restoring a task by committed offset
-  dead_letters  the ``mesh.error.*`` headers
   delivery      counting broker acknowledgements before a commit
   error_policy  stop or go on when too many records fail
   counters      what the instance did (for logs and metrics)
-  sample_feed   generator records as Avro, until the ingest job exists
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from services.detector_runtime.dead_letters import DECODE, DETECT
+from shared.dead_letters import DECODE, DETECT
 
 
 @dataclass

@@ -33,12 +33,6 @@ from services.detector_runtime.changelog import RestoreStats, restore_task, writ
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
-from services.detector_runtime.dead_letters import (
-    DECODE,
-    DETECT,
-    ENCODE_ALERT,
-    dead_letter_headers,
-)
 from services.detector_runtime.delivery import DeliveryTracker
 from services.detector_runtime.error_policy import ErrorPolicy
 from services.detector_runtime.instrumentation import (
@@ -54,6 +48,12 @@ from services.detector_runtime.start_position import (
 )
 from services.detector_runtime.status import RUNNING, Membership, Progress, StatusFile
 from shared.avro import AvroDeserializer, AvroSerializer, DecodeError, EncodeError
+from shared.dead_letters import (
+    DECODE,
+    DETECT,
+    ENCODE_ALERT,
+    dead_letter_headers,
+)
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.kafka.config import consumer_config, producer_config
 from shared.metrics import instance_id

@@ -30,7 +30,6 @@ from pyspark.sql.streaming import StreamingQuery
 from services.ingest.config import IngestConfig
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
-from services.ingest.session import spark_session
 from services.ingest.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
@@ -40,7 +39,6 @@ from services.ingest.trigger_mode import (
     master_for,
     outgrown,
     plan,
-    plan_file,
     raw_partitions,
 )
 from services.ingest.validation import ERROR, checked_types, classify
@@ -50,7 +48,9 @@ from shared.errors import MeshError
 from shared.json_files import write_json_atomic
 from shared.kafka.config import resolve_bootstrap
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
+from shared.service_files import ingest_mode_file
 from shared.settings import Settings
+from shared.spark_session import spark_session
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
 
@@ -255,7 +255,7 @@ def main() -> int:
         print(f"ingest: {trigger.line()}", flush=True)
         saved = {**trigger.as_json(), "master": spark.sparkContext.master}
         print(json.dumps(saved), flush=True)
-        write_json_atomic(plan_file(settings.home), saved)
+        write_json_atomic(ingest_mode_file(settings.home), saved)
         registry = MetricRegistry(service="ingest", instance_id=instance)
         add_process_gauges(registry)
         spark.streams.addListener(IngestMetricsListener(registry))

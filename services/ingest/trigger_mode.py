@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError
@@ -91,22 +90,6 @@ class TriggerPlan:
     def as_json(self) -> dict[str, Any]:
         return {"ingest_mode": self.mode, "raw_partitions": self.raw_partitions,
                 "slots": self.slots, "reason": self.reason}  # fmt: skip
-
-
-def plan_file(home: Path) -> Path:
-    """Where a running job keeps its plan (with its master) for `mesh status`."""
-    return home / "ingest" / "routing-mode.json"
-
-
-def status_text(saved: Mapping[str, Any] | None) -> str:
-    """``real-time on local[18] (16 raw partitions)``, or why it runs micro-batch; '' unknown."""
-    if not saved:
-        return ""
-    text = f"{saved['ingest_mode']} on {saved.get('master', '?')} ({saved['raw_partitions']} raw "
-    text += "partitions)"
-    if saved["ingest_mode"] != REAL_TIME:
-        text += f": {saved['reason']}"
-    return text
 
 
 def master_for(master: str, raw_partitions: int) -> str:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import ConfigError
+from shared.service_files import METRICS_AGGREGATOR, aggregator_status_file
 from shared.settings import Settings
 
-NAME = "metrics_aggregator"
+NAME = METRICS_AGGREGATOR
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class AggregatorConfig:
 
 
 def status_path(settings: Settings) -> Path:
-    return settings.home / NAME / "status.json"
+    return aggregator_status_file(settings.home)
 
 
 def metrics_dir(settings: Settings) -> Path:

@@ -1,7 +1,7 @@
 """Dead letters of the aggregator: the original message on ``metrics.dlq`` with the reason.
 
 Value and key are the original bytes; the ``mesh.error.*`` headers are the runtime's
-(services/detector_runtime/dead_letters.py): stage ``decode``, class, message, source topic,
+(shared/dead_letters.py): stage ``decode``, class, message, source topic,
 partition and offset, the aggregator's instance id, and when it was dead-lettered (epoch ms).
 Built and written by Spark (a batch Kafka write inside ``foreachBatch``), so the bytes never
 pass through Python.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from services.detector_runtime.dead_letters import DECODE, MAX_MESSAGE_CHARS
 from services.metrics_aggregator.decode import ERROR_CLASS, ERROR_MESSAGE
+from shared.dead_letters import DECODE, MAX_MESSAGE_CHARS
 
 #: Producer settings of the dead-letter write: no duplicates from retries, all replicas.
 PRODUCER_OPTIONS = {

@@ -101,7 +101,6 @@ def run(
 ) -> int:
     """Start the queries and wait for a signal, a failure, or (``--once``) the end."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
-    from services.ingest.session import spark_session
     from services.metrics_aggregator.job import (
         caught_up,
         offsets_to_reach,
@@ -111,6 +110,7 @@ def run(
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
     from services.metrics_aggregator.service import AggregatorService
     from shared.metrics.instance import instance_id
+    from shared.spark_session import spark_session
 
     instance = instance or instance_id(NAME)
     stopping = threading.Event()

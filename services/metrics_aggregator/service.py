@@ -41,6 +41,7 @@ from services.metrics_aggregator.status import (
     status_document,
 )
 from services.metrics_aggregator.windows import window_counts
+from shared import endpoints
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
@@ -56,10 +57,8 @@ LOCAL_INFLUX_CHECK_S = 10.0
 
 def local_influx_url(settings: Settings) -> str | None:
     """The URL of the mesh's own InfluxDB if it runs (``mesh up`` starts it when installed)."""
-    from shared.influx.server import LocalInflux
-
     try:
-        return LocalInflux(settings).running_url()
+        return endpoints.local_influx_url(settings)
     except OSError:
         return None
 

@@ -8,7 +8,6 @@ Modules, one concern each:
   compatibility   consecutive versions both ways; ``python -m shared.avro.compatibility``
   lint            the project's rules for schema files (Spark-friendly unions, namespace)
   errors          SchemaError and the SerdeError family
-  examples        realistic records for every schema (tests, docs)
 
 Typical use::
 

@@ -4,10 +4,7 @@ Modules, one concern each:
   line_protocol  Point and its line-protocol text (escaping, what InfluxDB would reject)
   writer         InfluxWriter: batched, bounded, retried HTTP writes (re-exports files')
   files          LineProtocolFiles: the same lines appended to $dir/metrics-<UTC date>.lp
-  query          query(url, db, influxql) -> rows, for tests and the CLI
   transport      the one urllib call: HTTP status as a value, no proxy for loopback
-  server         LocalInflux: a loopback-only influxd under $MESH_HOME/influxdb
-  install        ``python -m shared.influx.install``: apt-get install it when missing
   errors         InfluxError, InfluxQueryError
 
 Only the pure encoding is imported here; the rest is imported from its module.

@@ -1,4 +1,5 @@
-"""Everything that talks to Kafka: client configuration, the local broker, topic declarations."""
+"""Everything that talks to Kafka: client configuration, topic declarations, inspection (the local
+broker itself is started by the control plane, :mod:`control.servers.broker`)."""
 
 from shared.kafka.config import admin_config, consumer_config, producer_config, resolve_bootstrap
 

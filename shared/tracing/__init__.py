@@ -13,6 +13,7 @@ Modules, one concern each:
   spans_from_ids  finished spans with given ids (ingest computes its ids in Spark)
   otlp_wire       OTLP export requests written straight to protobuf bytes
   otlp_http       the SDK's OTLP/HTTP exporter using that encoder
+  jaeger_api      traces read back from Jaeger's HTTP API (tests, the demo's scorer)
 
 Typical use in a service::
 

@@ -11,10 +11,10 @@ import pytest
 from mesh_cli import mesh
 from polling import wait_for
 
-from services.metrics_aggregator.process import aggregator_process
+from control.launch.aggregator import aggregator_process
+from control.supervised_service import supervised_child
 from shared.kafka.topics import declared_topics
 from shared.settings import PROJECT_ROOT, Settings
-from shared.supervised_service import supervised_child
 
 pytestmark = pytest.mark.integration
 
@@ -184,7 +184,7 @@ def test_missing_java_is_one_line_with_the_fix(tmp_path):
     (bin_dir / "python").symlink_to(sys.executable)
     env = {"MESH_HOME": str(tmp_path / "home"), "PATH": str(bin_dir)}
     result = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "broker", "start"],
+        [sys.executable, "-m", "control.cli.main", "broker", "start"],
         env=env,
         capture_output=True,
         text=True,

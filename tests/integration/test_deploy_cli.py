@@ -18,11 +18,11 @@ from detector_folders import write_detector
 from mesh_cli import mesh
 from polling import wait_for
 
-from services.deployer.instances import Instance, running_instances
-from services.deployer.registry import Registry
-from services.detector_runtime.sample_feed import valid_records
-from services.detector_runtime.testing import produce_feed, read_topic
-from services.loadgen import StreamConfig
+from control.deploy.instances import Instance, running_instances
+from control.deploy.registry import Registry
+from testkit.detector_runs import produce_feed, read_topic
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 pytestmark = pytest.mark.integration
 

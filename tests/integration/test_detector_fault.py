@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from services.detector_runtime.sample_feed import encoders, valid_records
-from services.detector_runtime.testing import DetectorProcess, produce_raw, read_topic
-from services.loadgen import StreamConfig
 from shared.avro import AvroDeserializer
 from shared.kafka.config import producer_config
 from shared.settings import Settings
+from testkit.detector_runs import DetectorProcess, produce_raw, read_topic
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import encoders, valid_records
 
 pytestmark = pytest.mark.integration
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from detector_folders import write_detector
 
-from services.detector_runtime.sample_feed import valid_records
-from services.detector_runtime.testing import DetectorProcess, produce_feed, read_topic
-from services.loadgen import StreamConfig
 from shared.avro import AvroDeserializer
+from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 pytestmark = pytest.mark.integration
 

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from services.detector_runtime.sample_feed import valid_records
-from services.detector_runtime.testing import (
+from shared.json_files import read_json
+from shared.kafka.config import admin_config, producer_config
+from shared.settings import Settings
+from testkit.detector_runs import (
     DetectorProcess,
     produce_feed,
     produce_raw,
     read_topic,
 )
-from services.loadgen import StreamConfig
-from shared.json_files import read_json
-from shared.kafka.config import admin_config, producer_config
-from shared.settings import Settings
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 pytestmark = pytest.mark.integration
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from services.detector_runtime.sample_feed import FeedRecord, encoders, valid_records
-from services.detector_runtime.testing import DetectorProcess
-from services.loadgen import StreamConfig
 from shared.avro import AvroDeserializer
 from shared.json_files import read_json
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
+from testkit.detector_runs import DetectorProcess
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import FeedRecord, encoders, valid_records
 
 pytestmark = pytest.mark.integration
 

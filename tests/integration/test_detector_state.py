@@ -11,12 +11,12 @@ import pytest
 
 from services.detector_runtime.config import RuntimeConfig, default_topics
 from services.detector_runtime.main import start
-from services.detector_runtime.sample_feed import FeedRecord, to_avro_record
-from services.detector_runtime.testing import DetectorProcess, produce_feed, read_topic
-from services.loadgen.generated import RecordMeta
 from shared.avro import AvroDeserializer
 from shared.detector import load_detector
 from shared.settings import Settings
+from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from tools.loadgen.avro_feed import FeedRecord, to_avro_record
+from tools.loadgen.generated import RecordMeta
 
 pytestmark = pytest.mark.integration
 
@@ -197,8 +197,8 @@ def test_new_country_joins_co_partitioned_transactions_and_logins(
     create_topics: Callable[..., list[str]],
     tmp_path: Path,
 ) -> None:
-    from services.detector_runtime.sample_feed import valid_records
-    from services.loadgen import StreamConfig
+    from tools.loadgen import StreamConfig
+    from tools.loadgen.avro_feed import valid_records
 
     prefix = unique_name("nc") + "."
     inputs = {t: f"{prefix}records.{t}" for t in ("transactions", "logins")}

@@ -14,10 +14,10 @@ from collections import defaultdict
 import pytest
 from kafka_reading import run_ingest
 
-from services.detector_runtime.testing import DetectorProcess, read_topic
 from services.ingest.config import IngestConfig
-from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 from shared.avro import AvroDeserializer
+from testkit.detector_runs import DetectorProcess, read_topic
+from tools.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 
 pytestmark = pytest.mark.integration
 

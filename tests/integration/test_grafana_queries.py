@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from shared.influx.line_protocol import Point, encode_points
-from shared.influx.query import query
 from shared.influx.transport import call
+from testkit.influx_query import query
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ import time
 import pytest
 from confluent_kafka import Consumer
 
-from shared.kafka.group_generations import group_generations
+from testkit.group_generations import group_generations
 
 pytestmark = pytest.mark.integration
 

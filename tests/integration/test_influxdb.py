@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from control.servers.influx import LocalInflux
 from shared.influx.line_protocol import Point
-from shared.influx.query import query
-from shared.influx.server import LocalInflux
 from shared.influx.writer import InfluxWriter
 from shared.settings import Settings
+from testkit.influx_query import query
 
 pytestmark = pytest.mark.integration
 

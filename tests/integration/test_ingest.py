@@ -22,10 +22,10 @@ from polling import wait_for
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
 from services.ingest.metrics import IngestMetricsListener
-from services.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 from shared.avro import AvroDeserializer
 from shared.kafka.partitioner import partition_for
 from shared.metrics import MetricRegistry
+from tools.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
 
 pytestmark = pytest.mark.integration
 

@@ -28,13 +28,13 @@ from kafka_reading import read_all, records_in
 from polling import wait_for
 from test_ingest_fault import _routing_mode, _sources, _stable
 
-from services.ingest.service import ingest_process, start_ingest
-from services.loadgen.config import StreamConfig
-from services.loadgen.stream import generate
-from shared.kafka.broker import LocalBroker
-from shared.kafka.ports import ephemeral_port
+from control.launch.ingest import ingest_process, start_ingest
+from control.servers.broker import LocalBroker
+from control.servers.ports import ephemeral_port
+from control.supervised_service import supervised_child
 from shared.settings import Settings
-from shared.supervised_service import supervised_child
+from tools.loadgen.config import StreamConfig
+from tools.loadgen.stream import generate
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,11 @@ import time
 import pytest
 from kafka_reading import records_in
 
-from services.ingest.cluster import StandaloneCluster
-from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from shared.jar_cache import spark_connector_jars
 from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT
+from testkit.spark_cluster import StandaloneCluster
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 pytestmark = pytest.mark.integration
 

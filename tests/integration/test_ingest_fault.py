@@ -32,10 +32,10 @@ import pytest
 from kafka_reading import read_all, records_in
 from polling import wait_for
 
-from services.ingest.service import ingest_process, start_ingest
-from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from control.launch.ingest import ingest_process, start_ingest
+from control.supervised_service import supervised_child
 from shared.avro import AvroDeserializer
-from shared.supervised_service import supervised_child
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ from pyspark.sql import functions as F
 
 from services.ingest.typed_fields import value_column
 from services.ingest.validation import ERROR, checked_types, classify
-from services.loadgen import StreamConfig, generate
 from shared.avro.catalogue import Catalogue
 from shared.settings import Settings
+from tools.loadgen import StreamConfig, generate
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ from confluent_kafka import Producer
 from kafka_reading import read_all, records_in
 from polling import wait_for
 
-from services.ingest.service import ingest_process, start_ingest
+from control.launch.ingest import ingest_process, start_ingest
+from control.supervised_service import supervised_child
 from shared.avro import AvroDeserializer
-from shared.supervised_service import supervised_child
 
 pytestmark = pytest.mark.integration
 

@@ -24,11 +24,11 @@ import pytest
 from mesh_cli import mesh
 from polling import wait_for
 
-from services.deployer.instances import Instance, running_instances
-from services.detector_runtime.testing import PacedFeed, read_topic
-from shared.kafka.group_generations import group_generations
+from control.deploy.instances import Instance, running_instances
 from shared.kafka.inspect import group_lag
 from shared.settings import PROJECT_ROOT
+from testkit.detector_runs import PacedFeed, read_topic
+from testkit.group_generations import group_generations
 
 pytestmark = pytest.mark.integration
 

@@ -13,9 +13,9 @@ import pytest
 from mesh_cli import mesh
 from polling import wait_for
 
-from shared.influx.query import query
 from shared.influx.writer import InfluxWriter
 from shared.json_files import read_json
+from testkit.influx_query import query
 
 pytestmark = pytest.mark.integration
 

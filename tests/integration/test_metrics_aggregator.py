@@ -28,10 +28,10 @@ from services.metrics_aggregator.service import AggregatorRun, AggregatorService
 from services.metrics_aggregator.windows import window_counts
 from shared.avro import AvroSerializer
 from shared.avro.catalogue import Catalogue
-from shared.influx.query import query
 from shared.json_files import read_json
 from shared.metrics.keys import snapshot_key
 from shared.settings import Settings
+from testkit.influx_query import query
 
 pytestmark = pytest.mark.integration
 

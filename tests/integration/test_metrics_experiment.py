@@ -25,12 +25,12 @@ import pytest
 from detector_folders import write_detector
 from polling import wait_for
 
-from services.detector_runtime.sample_feed import valid_records
-from services.detector_runtime.testing import DetectorProcess, produce_feed, read_topic
-from services.loadgen import StreamConfig
 from shared.avro import AvroDeserializer
-from shared.influx.query import query
 from shared.kafka.inspect import group_lag
+from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from testkit.influx_query import query
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 RECORDS = 200_000
 PARTITIONS = 8

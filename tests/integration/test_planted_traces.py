@@ -1,4 +1,4 @@
-"""``mesh produce --trace-planted`` + ``services.loadgen.score``: every planted alert is raised and
+"""``mesh produce --trace-planted`` + ``tools.loadgen.score``: every planted alert is raised and
 its trace, from ingest to the alert's publish, is in the trace backend, with ingest sampling nothing
 on its own.
 
@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from traced_pipeline import create_pipeline_topics, large_amount_args, run_traced_ingest
 
-from services.detector_runtime.testing import DetectorProcess
-from services.loadgen import SendOptions, StreamConfig, produce_to_kafka
-from services.loadgen.ground_truth import read_ground_truth
-from services.loadgen.score import alert_path, planted_alerts, read_raised
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing.backend import find_traces
+from shared.tracing.jaeger_api import find_traces
+from testkit.detector_runs import DetectorProcess
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from tools.loadgen.ground_truth import read_ground_truth
+from tools.loadgen.score import alert_path, planted_alerts, read_raised
 
 pytestmark = pytest.mark.integration
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-from services.loadgen import (
+from control.cli import produce
+from shared.errors import MeshError
+from shared.kafka.config import consumer_config
+from shared.settings import Settings
+from tools.loadgen import (
     SendOptions,
     StreamConfig,
     generate,
     produce_to_kafka,
     read_ground_truth,
 )
-from shared.cli import produce
-from shared.errors import MeshError
-from shared.kafka.config import consumer_config
-from shared.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from polling import wait_for
 
-from services.detector_runtime.sample_feed import encoders, valid_records
-from services.detector_runtime.testing import DetectorProcess, produce_raw, read_topic
-from services.loadgen import StreamConfig
 from shared.kafka.config import producer_config
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing.backend import get_trace
+from shared.tracing.jaeger_api import get_trace
+from testkit.detector_runs import DetectorProcess, produce_raw, read_topic
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import encoders, valid_records
 
 pytestmark = pytest.mark.integration
 

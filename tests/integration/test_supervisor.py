@@ -1,6 +1,6 @@
 """The supervisor with real child processes: restart with backoff, reasons, clean stops.
 
-Each test starts ``python -m shared.supervisor`` around a small Python child and checks the state
+Each test starts ``python -m control.supervisor`` around a small Python child and checks the state
 file and the child's own traces; nothing is mocked, and every process is stopped by pid.
 """
 
@@ -41,7 +41,7 @@ while True:
 def start_supervisor(tmp_path, script, *extra):
     (tmp_path / "child.py").write_text(textwrap.dedent(script))
     command = [
-        sys.executable, "-m", "shared.supervisor",
+        sys.executable, "-m", "control.supervisor",
         "--state", str(tmp_path / "supervisor.json"),
         "--backoff", "0.2", "--max-backoff", "1", *extra,
         "--", sys.executable, str(tmp_path / "child.py"), str(tmp_path),

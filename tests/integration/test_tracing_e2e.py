@@ -21,9 +21,9 @@ from confluent_kafka import Producer
 from polling import wait_for
 from traced_pipeline import create_pipeline_topics, large_amount_args, run_traced_ingest
 
-from services.detector_runtime.testing import DetectorProcess, read_topic
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing.backend import get_trace
+from shared.tracing.jaeger_api import get_trace
+from testkit.detector_runs import DetectorProcess, read_topic
 
 pytestmark = pytest.mark.integration
 

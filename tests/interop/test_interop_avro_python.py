@@ -28,7 +28,7 @@ import pytest
 
 from shared.avro import AvroDeserializer, AvroSerializer, SchemaVersion, load_catalogue
 from shared.avro.catalogue import fingerprint, without_logical_types
-from shared.avro.examples import examples
+from testkit.avro_examples import examples
 
 CATALOGUE = load_catalogue()
 VERSIONS = list(CATALOGUE)

@@ -33,7 +33,7 @@ from shared.avro import (
     UnknownFingerprintError,
     load_catalogue,
 )
-from shared.avro.examples import examples
+from testkit.avro_examples import examples
 
 pytestmark = pytest.mark.java
 

@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from shared.kafka.group_generations import CorruptGroupRecordError, decode_group_metadata
+from testkit.group_generations import CorruptGroupRecordError, decode_group_metadata
 
 
 def int16(n: int) -> bytes:

@@ -20,8 +20,8 @@ from shared.avro import (
     UnknownFingerprintError,
     load_catalogue,
 )
-from shared.avro.examples import example_names, examples
 from shared.avro.single_object import HEADER_SIZE, frame
+from testkit.avro_examples import example_names, examples
 
 CATALOGUE = load_catalogue()
 VERSIONS = list(CATALOGUE)

@@ -1,7 +1,7 @@
 """When a replica counts as unhealthy, and what the reason says."""
 
-from services.deployer.health import problem
-from services.deployer.instances import InstanceView
+from control.deploy.health import problem
+from control.deploy.instances import InstanceView
 from shared.process_usage import ProcessUsage
 
 

@@ -3,8 +3,8 @@
 import json
 from dataclasses import replace
 
-from services.deployer.registry import RUNNING, STOPPED, Deployment, Registry
-from services.deployer.releases import folder_digest, snapshot
+from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
+from control.deploy.releases import folder_digest, snapshot
 
 
 def _detector_folder(root):

@@ -2,7 +2,7 @@
 
 import signal
 
-from shared.supervisor import backoff_seconds, describe_exit
+from control.supervisor import backoff_seconds, describe_exit
 
 
 def test_backoff_doubles_from_the_base_up_to_the_ceiling():

@@ -11,7 +11,7 @@ import sys
 
 from detector_folders import write_detector
 
-from services.deployer.validate import DRY_RUN_RECORDS, check_folder
+from control.deploy.validate import DRY_RUN_RECORDS, check_folder
 from shared.settings import PROJECT_ROOT
 
 
@@ -66,7 +66,7 @@ def test_code_and_manifest_must_agree(tmp_path):
 def test_the_command_line_prints_one_json_verdict(tmp_path):
     folder = write_detector(tmp_path / "d", "noisy", preamble="print('hello from import')\n")
     done = subprocess.run(
-        [sys.executable, "-m", "services.deployer.validate", str(folder)],
+        [sys.executable, "-m", "control.deploy.validate", str(folder)],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,

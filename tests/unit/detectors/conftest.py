@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.detector_runtime.sample_feed import FeedRecord, valid_records
-from services.loadgen import StreamConfig
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import FeedRecord, valid_records
 
 #: A fixed start, so that nothing depends on when the tests run.
 START_MS = 1_700_000_000_000

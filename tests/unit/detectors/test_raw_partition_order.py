@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from services.loadgen import StreamConfig, generate
 from shared.detector import load_detector, run
 from shared.kafka.partitioner import partition_for
+from tools.loadgen import StreamConfig, generate
 
 PARTITIONS = 4
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from services.detector_runtime.sample_feed import FeedRecord
-from services.loadgen.fraud import RULES
-from services.loadgen.geography import LARGE_AMOUNT_THRESHOLDS
 from shared.detector import load_detector, run
+from tools.loadgen.avro_feed import FeedRecord
+from tools.loadgen.fraud import RULES
+from tools.loadgen.geography import LARGE_AMOUNT_THRESHOLDS
 
 DETECTORS_DIR = Path(__file__).resolve().parents[3] / "detectors"
 NAMES = ("large_amount", "velocity", "new_country")

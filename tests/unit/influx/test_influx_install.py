@@ -1,5 +1,5 @@
-"""``python -m shared.influx.install``: what it runs, when it refuses, and that it keeps Debian
-from starting the packaged service. apt itself is replaced by a recorder."""
+"""``python -m control.servers.influx_install``: what it runs, when it refuses, and that it
+keeps Debian from starting the packaged service. apt itself is replaced by a recorder."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.influx import install
+from control.servers import influx_install as install
 
 
 class Apt:

@@ -9,7 +9,7 @@ import pytest
 from fake_influx import Answer, FakeInflux
 
 from shared.influx.errors import InfluxError, InfluxQueryError
-from shared.influx.query import query, query_series
+from testkit.influx_query import query, query_series
 
 
 def answer(*results: dict[str, Any]) -> Answer:

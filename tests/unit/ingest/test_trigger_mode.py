@@ -13,9 +13,9 @@ from services.ingest.trigger_mode import (
     outgrown,
     plan,
     raw_partitions,
-    status_text,
 )
 from shared.errors import ConfigError
+from shared.service_files import routing_mode_text as status_text
 
 
 def test_the_auto_master_gives_every_raw_partition_a_slot_and_the_counts_their_own():

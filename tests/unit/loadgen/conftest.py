@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from services.loadgen import GeneratedRecord, StreamConfig, generate
+from tools.loadgen import GeneratedRecord, StreamConfig, generate
 
 #: A fixed start, so that nothing depends on when the tests run (2023-11-14T22:13:20Z).
 START_MS = 1_700_000_000_000

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli import produce
+from control.cli import produce
 from shared.errors import ConfigError
 from shared.settings import Settings
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from services.loadgen import StreamConfig, generate
+from tools.loadgen import StreamConfig, generate
 
 MakeConfig = Callable[..., StreamConfig]
 
@@ -57,7 +57,7 @@ def test_stream_does_not_depend_on_hash_randomisation(make_config: MakeConfig) -
     config = make_config(count=3_000, invalid_share=0.2, fraud_share=0.05)
     code = (
         "import hashlib\n"
-        "from services.loadgen import StreamConfig, generate\n"
+        "from tools.loadgen import StreamConfig, generate\n"
         f"config = StreamConfig(start_time_ms={config.start_time_ms}, count=3000, "
         "customers=5000, event_rate=50.0, invalid_share=0.2, fraud_share=0.05)\n"
         "digest = hashlib.sha256()\n"

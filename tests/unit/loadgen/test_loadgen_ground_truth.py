@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from services.loadgen import GeneratedRecord, SendOptions, StreamConfig, dry_run, read_ground_truth
-from services.loadgen.geography import LARGE_AMOUNT_THRESHOLDS
+from tools.loadgen import GeneratedRecord, SendOptions, StreamConfig, dry_run, read_ground_truth
+from tools.loadgen.geography import LARGE_AMOUNT_THRESHOLDS
 
 
 @pytest.fixture(scope="module")

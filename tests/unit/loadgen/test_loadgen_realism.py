@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from services.loadgen import GeneratedRecord, StreamConfig
-from services.loadgen.event_time import (
+from tools.loadgen import GeneratedRecord, StreamConfig
+from tools.loadgen.event_time import (
     DEFAULT_PACE,
     LatenessSampler,
     VirtualClock,
@@ -106,7 +106,7 @@ def test_event_times_advance_with_some_bounded_disorder(
 def test_lateness_sampler_mixes_on_time_a_little_late_and_much_later() -> None:
     import random
 
-    from services.loadgen.event_time import Disorder
+    from tools.loadgen.event_time import Disorder
 
     disorder = Disorder()
     sampler = LatenessSampler(random.Random(1), disorder)

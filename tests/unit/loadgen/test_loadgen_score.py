@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.loadgen.score import _path_to_publish, planted_alerts, report
+from tools.loadgen.score import _path_to_publish, planted_alerts, report
 
 
 def _span(span_id: str, parent: str | None, service: str, kind: str) -> dict[str, Any]:

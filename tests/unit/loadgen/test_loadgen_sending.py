@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.loadgen.producer import DiscardingSink, KafkaSink
-from services.loadgen.rate_limit import TokenBucket
+from tools.loadgen.producer import DiscardingSink, KafkaSink
+from tools.loadgen.rate_limit import TokenBucket
 
 
 class FakeTime:

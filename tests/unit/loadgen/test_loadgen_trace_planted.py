@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from services.loadgen import StreamConfig
-from services.loadgen.ground_truth import read_ground_truth
-from services.loadgen.producer import DeliveryOutcome, Headers
-from services.loadgen.run import SendOptions, produce
 from shared.tracing.headers import sampled_parent
+from tools.loadgen import StreamConfig
+from tools.loadgen.ground_truth import read_ground_truth
+from tools.loadgen.producer import DeliveryOutcome, Headers
+from tools.loadgen.run import SendOptions, produce
 
 
 class RecordingSink:

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.loadgen import MALFORMED_KINDS, GeneratedRecord, StreamConfig, generate
+from tools.loadgen import MALFORMED_KINDS, GeneratedRecord, StreamConfig, generate
 
 
 def _codes(text: str) -> frozenset[str]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from control.servers.jaeger import VIEWER, LocalJaeger, default_ui_assets, render_config
 from shared.settings import Settings
-from shared.tracing.backend import VIEWER, LocalJaeger, default_ui_assets, render_config
 
 # The patterns of Jaeger v1.76's cmd/query/app/static_handler.go that must match index.html.
 JAEGER_VERSION_PATTERN = re.compile(r"JAEGER_VERSION *= *DEFAULT_VERSION;")

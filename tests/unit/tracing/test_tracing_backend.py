@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from control.servers import jaeger_install
+from control.servers.jaeger import render_config
+from control.servers.jaeger_install import JaegerInstallError, binary_path, install, installed
 from shared.settings import Settings
-from shared.tracing import jaeger_install
-from shared.tracing.backend import normalise_trace, render_config
-from shared.tracing.jaeger_install import JaegerInstallError, binary_path, install, installed
+from shared.tracing.jaeger_api import normalise_trace
 
 
 def _listeners(config: Any) -> Iterator[str]:

@@ -1,0 +1,108 @@
+"""``mesh stop NAME`` and ``mesh logs NAME [-f]``: one service of the local mesh at a time.
+
+NAME is ``ingest`` or a detector's name (deployed, or a reference one under detectors/). Stopping
+a detector stops all its replicas and nothing else, and `mesh up` leaves it stopped until it is
+deployed again: the other services keep running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from shared.errors import ConfigError
+from shared.local_process import LocalProcess
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    stop = subparsers.add_parser("stop", help="stop one service (a detector, or ingest)")
+    stop.add_argument("name", help="detector name or 'ingest'")
+    stop.set_defaults(handler=run_stop)
+    logs = subparsers.add_parser("logs", help="show a service's log")
+    logs.add_argument("name", help="detector name or 'ingest'")
+    logs.add_argument("-n", "--lines", type=int, default=50, help="lines to show (default 50)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
+    logs.set_defaults(handler=run_logs)
+
+
+def processes(settings: Settings, name: str) -> list[LocalProcess]:
+    """The local processes of service ``name``; a one-line error naming the valid names if none.
+
+    A detector's processes are its current replicas plus any other of its instances still
+    running (a rollout in progress).
+    """
+    from control.deploy.instances import running_instances
+    from control.deploy.lifecycle import current_instances, known_names
+    from control.deploy.registry import Registry
+    from control.launch.ingest import ingest_process
+
+    if name == "ingest":
+        return [ingest_process(settings)]
+    detectors = known_names(settings)
+    if name not in detectors:
+        known = ", ".join(["ingest", *detectors])
+        raise ConfigError(f"no service called {name!r}; known: {known}")
+    deployment = Registry(settings.home).get(name)
+    found = {i.process.name: i.process for i in running_instances(settings, name)}
+    if deployment is not None:
+        found.update({i.process.name: i.process for i in current_instances(settings, deployment)})
+    return [found[key] for key in sorted(found)]
+
+
+def run_stop(args: argparse.Namespace, settings: Settings) -> int:
+    if args.name == "ingest":
+        stopped = [info for process in processes(settings, "ingest") if (info := process.stop())]
+    else:
+        from control.deploy.lifecycle import stop
+
+        processes(settings, args.name)  # an unknown name is refused with the known ones
+        stopped = stop(settings, args.name)
+    if not stopped:
+        print(f"{args.name} was not running")
+    for info in stopped:
+        print(f"stopped {info.name} pid {info.pid}")
+    return 0
+
+
+def run_logs(args: argparse.Namespace, settings: Settings) -> int:
+    if args.lines < 0:
+        raise ConfigError("--lines must be 0 or more")
+    targets = processes(settings, args.name)
+    for process in targets:
+        prefix = f"[{process.name}] " if len(targets) > 1 else ""
+        for line in process.tail_log(args.lines):
+            print(prefix + line)
+    if not args.follow:
+        return 0
+    positions = {p.name: _size(p) for p in targets}
+    try:
+        while True:
+            for process in targets:
+                positions[process.name] = _print_new(process, positions[process.name], len(targets))
+            sys.stdout.flush()
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _size(process: LocalProcess) -> int:
+    try:
+        return process.log_file.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _print_new(process: LocalProcess, position: int, services: int) -> int:
+    """Print what was appended to the log since ``position``; return the new position."""
+    try:
+        with process.log_file.open("rb") as log:
+            log.seek(position)
+            chunk = log.read()
+    except FileNotFoundError:
+        return 0
+    prefix = f"[{process.name}] " if services > 1 else ""
+    for line in chunk.decode(errors="replace").splitlines():
+        print(prefix + line)
+    return position + len(chunk)

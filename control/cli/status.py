@@ -1,0 +1,226 @@
+"""``mesh status``: every service of the local mesh, each detector replica, and the topics.
+
+Per detector: UP / PART / DOWN / STOPPED, replicas running, version, consumer lag of its group and
+records/s; per replica: pid, uptime, records/s, CPU seconds and resident memory (measured by the
+kernel, see :mod:`shared.process_usage`), restarts, and the last error. A detector whose replicas
+are all down says DOWN with the error that took the last one down (seed 002: dead stream threads
+went unnoticed for hours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from control.servers.broker import LocalBroker
+from control.supervised_service import supervised_child
+from shared.json_files import read_json
+from shared.kafka.config import resolve_bootstrap
+from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
+from shared.kafka.topics import declared_topics
+from shared.local_process import LocalProcess, ProcessInfo
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from control.deploy.instances import InstanceView
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    subparsers.add_parser(
+        "status", help="services, detector replicas (pid, rate, CPU, memory, lag), topics"
+    ).set_defaults(handler=status)
+
+
+def status(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.uses_external_kafka:
+        info = LocalBroker(settings).running()
+        if info is None:
+            print("broker   DOWN   (start the mesh with `mesh up`)")
+            return 1
+        print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
+    bootstrap = resolve_bootstrap(settings)
+    _ingest_line(settings)
+    _influx_line(settings)
+    _aggregator_line(settings)
+    _traces_line(settings)
+    _detector_lines(settings, bootstrap)
+    declared = [s.name for s in declared_topics(settings)]
+    for view in topic_views(bootstrap, declared):
+        print(
+            f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
+        )
+    return 0
+
+
+def _ingest_line(settings: Settings) -> None:
+    """The ingest job: up or down, pid, uptime and its last progress report."""
+    from control.launch.ingest import ingest_process
+    from shared.service_files import ingest_mode_file, routing_mode_text
+
+    process = ingest_process(settings)
+    info = process.running()
+    if info is None:
+        last = next(iter(process.tail_log(1)), "")
+        print(f"ingest   DOWN   {('last log: ' + last) if last else '(start it with `mesh up`)'}")
+        return
+    rate = ""
+    for line in reversed(process.tail_log(50)):
+        if line.startswith("{") and '"ingest-routing"' in line:
+            progress = json.loads(line)
+            rate = f"  {progress['processed_rows_per_s']} records/s (last batch)"
+            break
+    state, text = _supervised(process, info)
+    mode = routing_mode_text(read_json(ingest_mode_file(settings.home)))
+    print(f"ingest   {state:<6} {text}{'  ' + mode if mode else ''}{rate}")
+
+
+def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
+    """(UP or RESTART, "pid P  up U s" plus restarts and the last exit) of a service that runs
+    under a supervisor: the pid and uptime are the service's, not the supervisor's."""
+    child = supervised_child(process)
+    if child is not None and child.state == "backoff":
+        return "RESTART", f"restart {child.restarts + 1} soon; last exit: {child.last_exit}"
+    if child is None or child.pid is None:  # the supervisor is starting it
+        return "UP", f"pid {info.pid}  up {info.uptime_s:.0f} s"
+    text = f"pid {child.pid}  up {time.time() - (child.started or info.started):.0f} s"
+    if child.restarts:
+        text += f"  restarts {child.restarts} (last exit: {child.last_exit})"
+    return "UP", text
+
+
+def _influx_line(settings: Settings) -> None:
+    from control.servers.influx import LocalInflux, installed
+
+    url = LocalInflux(settings).running_url()
+    _backend_line(
+        "influxdb",
+        external=settings.influx_url and f"{settings.influx_url} (MESH_INFLUX_URL)",
+        running=url and f"{url}  database {settings.influx_db}",
+        installed=installed(),
+        missing="not installed: metrics go to files (as root: make influxdb)",
+    )
+
+
+def _traces_line(settings: Settings) -> None:
+    from control.servers.jaeger import LocalJaeger
+    from control.servers.jaeger_install import installed
+
+    info = LocalJaeger(settings).running()
+    _backend_line(
+        "jaeger",
+        external=settings.otlp_endpoint
+        and f"spans to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)",
+        running=f"{info.ui_url}  (OTLP {info.otlp_endpoint})" if info else None,
+        installed=installed(settings) is not None,
+        missing="not built: spans are not exported (make jaeger)",
+    )
+
+
+def _backend_line(
+    name: str, *, external: str | None, running: str | None, installed: bool, missing: str
+) -> None:
+    """One optional backend of the mesh: named by the environment, ours and up, ours but down,
+    or not installed at all (then what to run)."""
+    if external:
+        state, text = "EXTERN", external
+    elif running:
+        state, text = "UP", running
+    elif installed:
+        state, text = "DOWN", "(start the mesh with `mesh up`)"
+    else:
+        state, text = "NONE", missing
+    print(f"{name:<8} {state:<6} {text}")
+
+
+def _aggregator_line(settings: Settings) -> None:
+    """The metrics aggregator: up or down, its throughput, and whether InfluxDB takes its points
+    (a down InfluxDB shows here as buffered points and the last error, not as a crash)."""
+    from control.launch.aggregator import aggregator_process
+    from shared.service_files import aggregator_status_file
+
+    process = aggregator_process(settings)
+    info = process.running()
+    if info is None:
+        print("metrics  DOWN   (start it with `mesh up`)")
+        return
+    status = read_json(aggregator_status_file(settings.home)) or {}
+    figures = (
+        f"{status.get('snapshots_in', 0)} snapshots, {status.get('dead_letters', 0)} dead letters,"
+        f" {status.get('series', 0)} series"
+    )
+    influx = status.get("influx")
+    if influx is None:
+        sink = "files only"
+    elif influx.get("healthy"):
+        sink = f"influx ok ({influx.get('written', 0)} points)"
+    else:
+        sink = (
+            f"influx FAILING: {influx.get('buffered', 0)} points buffered, "
+            f"{influx.get('dropped', 0)} dropped, last error: {influx.get('last_error') or '?'}"
+        )
+    state, text = _supervised(process, info)
+    print(f"metrics  {state:<6} {text}  {figures}; {sink}")
+
+
+def _detector_lines(settings: Settings, bootstrap: str) -> None:
+    from control.deploy.instances import running_instances
+    from control.deploy.lifecycle import current_instances
+    from control.deploy.registry import STOPPED, Registry
+    from shared.detector import load_manifest
+
+    for deployment in Registry(settings.home).all():
+        views = [i.view() for i in current_instances(settings, deployment)]
+        alive = [v for v in views if v.alive]
+        inputs = load_manifest(Path(deployment.current.path)).inputs
+        group = f"{settings.topic_prefix}detector.{deployment.name}"
+        lag = _lag(bootstrap, group, [f"{settings.topic_prefix}records.{t}" for t in inputs])
+        rate = sum(float(v.report.get("records_per_s", 0.0)) for v in alive)
+        if deployment.desired == STOPPED and not alive:
+            state = "STOPPED"
+        else:
+            state = "UP" if len(alive) == len(views) else "DOWN" if not alive else "PART"
+        print(
+            f"detector {deployment.name:<14} {state:<7} {len(alive)}/{deployment.replicas}  "
+            f"v{deployment.current.version}  lag {lag}  {rate:.0f} records/s"
+        )
+        if state == "DOWN":
+            errors = [v.last_error for v in views if v.last_error]
+            print(f"  last error: {errors[-1] if errors else 'none recorded (see `mesh logs`)'}")
+        shown = {v.process for v in views}
+        others = [  # replicas of another release, while a rollout runs
+            i.view()
+            for i in running_instances(settings, deployment.name)
+            if i.process.name not in shown
+        ]
+        for view in views + others:
+            if view.supervisor is None and state == "STOPPED":
+                continue
+            print("  " + _replica_line(view, deployment.current.seq))
+
+
+def _lag(bootstrap: str, group: str, topics: list[str]) -> str:
+    """The group's lag, or ``?`` when the coordinator does not answer (a broker still loading
+    its groups must not take the whole status down)."""
+    try:
+        return str(group_lag(bootstrap, group, topics, timeout=5).total)
+    except ClusterUnreachableError:
+        return "?"
+
+
+def _replica_line(view: InstanceView, current_seq: int) -> str:
+    label = f"r{view.seq}-{view.index}" + ("" if view.seq == current_seq else " (old)")
+    if not view.alive:
+        waiting = " (restarting)" if view.supervisor == "backoff" else ""
+        error = f"  last error: {view.last_error}" if view.last_error else ""
+        return f"{label:<12} DOWN{waiting}  restarts {view.restarts}{error}"
+    usage = view.usage
+    assert usage is not None  # alive means its /proc entry was read
+    rate = float(view.report.get("records_per_s", 0.0))
+    return (
+        f"{label:<12} pid {view.pid:<7} up {view.uptime_s:>5.0f} s  {rate:>7.0f} records/s  "
+        f"records {int(view.report.get('records', 0)):>9}  cpu {usage.cpu_s:>6.1f} s  "
+        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}"
+    )

@@ -1,0 +1,124 @@
+"""``mesh up|down|status|describe``: the embedded local mesh as a whole.
+
+The mesh is the broker, the declared topics, InfluxDB (when installed), the ingest job, the
+metrics aggregator and every deployed detector (the reference ones under detectors/ are deployed
+by the first ``up``); the notifier joins when it is built. ``mesh status`` lives in
+:mod:`control.cli.status`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from control.cli.broker import ensure_broker, stop_broker
+from control.cli.topics import apply_declared
+from shared.kafka.config import resolve_bootstrap
+from shared.kafka.inspect import consumer_groups, topic_views
+from shared.kafka.topics import declared_topics
+from shared.local_process import stop_strays
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    subparsers.add_parser("up", help="start the local mesh (idempotent)").set_defaults(handler=up)
+    subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
+    subparsers.add_parser("describe", help="the topology: topics and consumer groups").set_defaults(
+        handler=describe
+    )
+
+
+def up(args: argparse.Namespace, settings: Settings) -> int:
+    ensure_broker(settings)
+    code = apply_declared(settings)
+    from control.deploy import lifecycle
+    from control.launch.ingest import start_ingest
+
+    _start_influx(settings)
+    _start_trace_backend(settings)
+    info, started = start_ingest(settings)
+    state = "started" if started else "already running:"
+    print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
+    _start_aggregator(settings)
+    lifecycle.up(settings)
+    return code
+
+
+def _start_influx(settings: Settings) -> None:
+    """The local InfluxDB, unless MESH_INFLUX_URL names one or influxd is not installed."""
+    from control.servers.influx import LocalInflux, installed
+
+    dashboard = "infra/grafana/detector-mesh.json"
+    if settings.influx_url:
+        print(f"influxdb at {settings.influx_url} (MESH_INFLUX_URL), database {settings.influx_db}")
+        return
+    if not installed():
+        print(
+            "influxdb not installed: metrics go to line-protocol files under "
+            f"{settings.home / 'metrics'} only (install it as root: make influxdb)"
+        )
+        return
+    url = LocalInflux(settings).start()
+    print(f"influxdb {url}, database {settings.influx_db} (Grafana dashboard: {dashboard})")
+
+
+def _start_trace_backend(settings: Settings) -> None:
+    """The local Jaeger when built and no MESH_OTLP_ENDPOINT names a backend (the services
+    find it: shared.endpoints.resolve_otlp_endpoint)."""
+    from control.servers.jaeger import LocalJaeger
+    from control.servers.jaeger_install import installed
+
+    if settings.otlp_endpoint:
+        print(f"traces   to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
+        return
+    if installed(settings) is None:
+        print("traces   no trace backend built: spans are not exported (make jaeger)")
+        return
+    info = LocalJaeger(settings).start()
+    print(f"jaeger   {info.ui_url} (traces; OTLP at {info.otlp_endpoint})")
+
+
+def _start_aggregator(settings: Settings) -> None:
+    from control.launch.aggregator import aggregator_process, start_aggregator
+
+    info, started = start_aggregator(settings)
+    state = "started" if started else "already running:"
+    log = aggregator_process(settings).log_file
+    print(f"{state} metrics aggregator pid {info.pid} (log: {log})")
+
+
+def down(args: argparse.Namespace, settings: Settings) -> int:
+    from control.deploy import lifecycle
+    from control.launch.aggregator import aggregator_process
+    from control.launch.ingest import ingest_process
+    from control.servers.influx import LocalInflux
+    from control.servers.jaeger import LocalJaeger
+
+    lifecycle.down(settings)
+    stopped = ingest_process(settings).stop()
+    print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
+    stopped = aggregator_process(settings).stop()
+    print(f"stopped aggregator pid {stopped.pid}" if stopped else "aggregator was not running")
+    if LocalInflux(settings).stop():
+        print("stopped influxdb")
+    if LocalJaeger(settings).stop():
+        print("stopped jaeger")
+    for pid in stop_strays(settings.home):
+        print(f"stopped pid {pid}: started by this mesh, but no longer tracked by a pid file")
+    stop_broker(settings)
+    return 0
+
+
+def describe(args: argparse.Namespace, settings: Settings) -> int:
+    bootstrap = resolve_bootstrap(settings)
+    specs = declared_topics(settings)
+    live = {v.name: v for v in topic_views(bootstrap)}
+    print(f"cluster  {bootstrap}")
+    for spec in specs:
+        view = live.get(spec.name)
+        state = f"{view.partitions} partitions" if view else "MISSING (run `mesh topics apply`)"
+        group = f"  co-partitioned: {spec.copartition}" if spec.copartition else ""
+        policy = spec.config.get("cleanup.policy", "delete")
+        print(f"topic    {spec.name:<24} {state:<16} {policy:<8}{group}")
+    for group_id in consumer_groups(bootstrap):
+        print(f"group    {group_id}")
+    return 0

@@ -1,0 +1,179 @@
+"""Deploy, stop, and bring up or down every detector of the local mesh.
+
+Each operation touches the processes of one detector only; the others keep consuming without a
+rebalance, because every detector has its own consumer group and its own processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from control.deploy.errors import DeployRefused, UnhealthyRelease
+from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
+from control.deploy.instances import Instance, replicas, running_instances
+from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
+from control.deploy.releases import folder_digest
+from control.deploy.validate import Validated, validate
+from shared.detector import load_manifest
+from shared.kafka.config import resolve_bootstrap
+from shared.local_process import ProcessInfo
+from shared.settings import PROJECT_ROOT, Settings
+
+#: The reference detectors that `mesh up` deploys the first time it runs.
+DETECTORS_DIR = PROJECT_ROOT / "detectors"
+
+Say = Callable[[str], None]
+
+
+def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
+    """Validate ``folder``, release it and start its replicas; refuse before touching anything."""
+    folder = folder.resolve()
+    validated = validate(folder)
+    say(
+        f"checked {validated.name} v{validated.version}: manifest, import, inputs "
+        f"({', '.join(validated.inputs)}), dry run of {validated.dry_run_records} records "
+        f"-> {validated.dry_run_alerts} alerts"
+    )
+    check_inputs_exist(settings, validated)  # no mesh: say so before anything is written
+    registry = Registry(settings.home)
+    with registry.changing(validated.name):
+        existing = registry.get(validated.name)
+        _check_name_free(settings, validated, folder, existing)
+        release = registry.new_release(validated.name, folder, validated.version)
+        deployment = Deployment(
+            name=validated.name,
+            source=str(folder),
+            desired=RUNNING,
+            replicas=validated.replicas,
+            current=release,
+            previous=existing.current if existing else None,
+            history=existing.history if existing else (),
+        ).with_event(f"deployed v{validated.version} from {folder}")
+        registry.save(deployment)
+        instances = replicas(settings, deployment.name, release.seq, deployment.replicas)
+        for instance in instances:
+            info, _ = instance.start(release)
+            say(f"started {instance.process.name} pid {info.pid}")
+        reason = wait_started(instances, DEFAULT_MAX_ERROR_RATE)
+        if reason:
+            for instance in instances:
+                instance.stop()
+            registry.save(deployment.with_event(f"failed to start: {reason}", desired=STOPPED))
+            raise UnhealthyRelease(
+                f"{deployment.name} v{validated.version} did not start: {reason}; it was stopped"
+            )
+        say(
+            f"deployed {deployment.name} v{validated.version}: {deployment.replicas} replica(s) "
+            f"running in group {settings.topic_prefix}detector.{deployment.name}, "
+            f"reading from {validated.start} where the group has no offsets"
+        )
+        return deployment
+
+
+def check_inputs_exist(settings: Settings, validated: Validated) -> None:
+    """Refuse in one line when the cluster does not answer or an input topic is missing (the
+    runtime would otherwise wait for it, then die with a client error)."""
+    from shared.kafka.inspect import topic_views
+
+    wanted = [f"{settings.topic_prefix}records.{t}" for t in validated.inputs]
+    found = {view.name for view in topic_views(resolve_bootstrap(settings), wanted, timeout=5)}
+    missing = [topic for topic in wanted if topic not in found]
+    if missing:
+        raise DeployRefused(
+            f"input topic {missing[0]} does not exist: start the mesh with `mesh up` "
+            "(or create the topics with `mesh topics apply`)"
+        )
+
+
+def _check_name_free(
+    settings: Settings, validated: Validated, folder: Path, existing: Deployment | None
+) -> None:
+    name = validated.name
+    if existing is not None and existing.desired == RUNNING:
+        if Path(existing.source) != folder:
+            raise DeployRefused(
+                f"the name {name!r} is taken by {existing.source} (v{existing.current.version}, "
+                "running): rename your detector, or `mesh stop` the other one first"
+            )
+        raise DeployRefused(
+            f"{name} v{existing.current.version} is already deployed from {folder}: "
+            f"use `mesh rollout {name}` to ship a new version"
+        )
+    leftovers = running_instances(settings, name)
+    if leftovers:
+        raise DeployRefused(
+            f"{name} still has running instances ({leftovers[0].process.name}): "
+            f"`mesh stop {name}` first"
+        )
+
+
+def stop(settings: Settings, name: str) -> list[ProcessInfo]:
+    """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped)."""
+    registry = Registry(settings.home)
+    with registry.changing(name):
+        deployment = registry.get(name)
+        stopped = [info for i in running_instances(settings, name) if (info := i.stop())]
+        if deployment is not None and deployment.desired != STOPPED:
+            registry.save(deployment.with_event("stopped", desired=STOPPED))
+        return stopped
+
+
+def known_names(settings: Settings) -> list[str]:
+    """Every deployed detector, plus the reference ones `mesh up` would deploy."""
+    deployed = {d.name for d in Registry(settings.home).all()}
+    return sorted(deployed | {path.parent.name for path in _reference_manifests()})
+
+
+def up(settings: Settings, say: Say = print) -> None:
+    """Deploy the reference detectors the first time; start every deployment that should run."""
+    registry = Registry(settings.home)
+    for path in _reference_manifests():
+        manifest = load_manifest(path.parent)
+        with registry.changing(manifest.name):
+            if registry.get(manifest.name) is None:
+                release = registry.new_release(manifest.name, path.parent, manifest.version)
+                registry.save(
+                    Deployment(
+                        manifest.name, str(path.parent), RUNNING, manifest.replicas, release
+                    ).with_event(f"deployed v{manifest.version} by `mesh up`")
+                )
+    for deployment in registry.all():
+        if deployment.desired != RUNNING:
+            say(f"detector {deployment.name}: stopped (`mesh deploy {deployment.source}` to run)")
+            continue
+        instances = replicas(settings, deployment.name, deployment.current.seq, deployment.replicas)
+        results = [instance.start(deployment.current) for instance in instances]
+        fresh = sum(started for _, started in results)
+        pids = ", ".join(str(info.pid) for info, _ in results)
+        say(
+            f"detector {deployment.name} v{deployment.current.version}: {fresh} started, "
+            f"pids {pids}"
+        )
+        if _source_changed(deployment):
+            say(
+                f"  note: {deployment.source} changed since v{deployment.current.version} was "
+                f"released; `mesh rollout {deployment.name}` ships it"
+            )
+
+
+def down(settings: Settings, say: Say = print) -> None:
+    """Stop every detector's processes; what should run stays recorded for the next `mesh up`."""
+    for deployment in Registry(settings.home).all():
+        for instance in running_instances(settings, deployment.name):
+            info = instance.stop()
+            if info is not None:
+                say(f"stopped {instance.process.name} pid {info.pid}")
+
+
+def current_instances(settings: Settings, deployment: Deployment) -> list[Instance]:
+    return replicas(settings, deployment.name, deployment.current.seq, deployment.replicas)
+
+
+def _reference_manifests() -> list[Path]:
+    return sorted(DETECTORS_DIR.glob("*/manifest.yaml"))
+
+
+def _source_changed(deployment: Deployment) -> bool:
+    source = Path(deployment.source)
+    return source.is_dir() and folder_digest(source) != deployment.current.digest

@@ -1,0 +1,177 @@
+"""A local Jaeger v2 for the mesh and the tests: the trace backend spans are exported to.
+
+:class:`LocalJaeger` runs the binary built by :mod:`control.servers.jaeger_install` as an ordinary
+:class:`~shared.local_process.LocalProcess` called ``jaeger``: config, log and pid file live in
+``$MESH_HOME/jaeger/``. The config (rendered from ``infra/jaeger/config.yaml.template``) opens
+listeners on 127.0.0.1 only: OTLP/HTTP on ``otlp_port`` and the UI with its HTTP API on
+``ui_port`` (the next free port when one is busy; 0 = any free port, what tests use), the query
+service's gRPC API on an ephemeral loopback port; nothing else (no OTLP/gRPC, no metrics port).
+Traces are kept in memory, at most ``max_traces`` of them.
+
+Reading traces back (the HTTP API the UI uses) is :mod:`shared.tracing.jaeger_api`; where the
+running one listens, for the services, is :mod:`shared.endpoints`.
+
+The UI address serves the folder ``ui_assets`` names (Jaeger's ``ui: assets_path``). A binary built
+from the Go module has no jaeger-ui web build of its own (only a placeholder page) and no registry
+the project reaches publishes one, so the default is the mesh's trace viewer in ``infra/jaeger/ui``
+(static files over the same HTTP API: search by service, a trace as a span tree with timings and
+attributes). A jaeger-ui build put into ``<cache>/jaeger/ui`` takes precedence when it is there.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+from pathlib import Path
+
+from control.servers.jaeger_install import installed
+from control.servers.ports import first_free
+from shared.endpoints import TRACE_BACKEND, local_trace_backend, trace_backend_file
+from shared.file_lock import folder_lock
+from shared.local_process import LocalProcess
+from shared.settings import PROJECT_ROOT, Settings
+from shared.tracing.jaeger_api import BackendError, BackendInfo, get_json
+
+__all__ = ["LocalJaeger", "default_ui_assets", "render_config"]
+
+HOST = "127.0.0.1"
+NAME = TRACE_BACKEND
+TEMPLATE = PROJECT_ROOT / "infra" / "jaeger" / "config.yaml.template"
+#: The mesh's own trace viewer: plain static files, served by Jaeger as its UI.
+VIEWER = PROJECT_ROOT / "infra" / "jaeger" / "ui"
+#: Jaeger's usual ports, preferred by the local mesh so its UI is where people expect it.
+OTLP_HTTP_PORT = 4318
+UI_PORT = 16686
+MAX_TRACES = 20_000
+#: Environment variables the Collector/Jaeger read as configuration: not passed on.
+_FOREIGN_ENV = ("OTEL_", "JAEGER_")
+
+
+def default_ui_assets(settings: Settings, viewer: Path = VIEWER) -> Path | None:
+    """What Jaeger serves as its UI: a jaeger-ui build in ``<cache>/jaeger/ui`` if one was put
+    there, else the mesh's viewer; None (Jaeger's placeholder page) when neither has an
+    ``index.html``, since Jaeger refuses to start on an assets folder without one."""
+    for folder in (settings.cache / "jaeger" / "ui", viewer):
+        if (folder / "index.html").is_file():
+            return folder
+    return None
+
+
+def render_config(
+    otlp_port: int,
+    ui_port: int,
+    *,
+    max_traces: int = MAX_TRACES,
+    ui_assets: Path | None = None,
+    template: Path = TEMPLATE,
+) -> str:
+    """The Jaeger v2 YAML config: every listener on 127.0.0.1, the given ports."""
+    assets = ""
+    if ui_assets is not None:
+        assets = f"    ui:\n      assets_path: {json.dumps(str(ui_assets))}\n"
+    return template.read_text().format(
+        host=HOST, otlp_port=otlp_port, ui_port=ui_port, max_traces=max_traces, ui_assets=assets
+    )
+
+
+class LocalJaeger:
+    """Start, find and stop the Jaeger whose files live in ``settings.home / "jaeger"``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        otlp_port: int = OTLP_HTTP_PORT,
+        ui_port: int = UI_PORT,
+        max_traces: int = MAX_TRACES,
+        ui_assets: Path | None = None,
+        start_timeout_s: float = 30.0,
+    ) -> None:
+        self.settings = settings
+        self.otlp_port = otlp_port
+        self.ui_port = ui_port
+        self.max_traces = max_traces
+        self.ui_assets = ui_assets if ui_assets is not None else default_ui_assets(settings)
+        self.start_timeout_s = start_timeout_s
+        self.process = LocalProcess(NAME, settings.home)
+        self.dir = self.process.dir
+        self.config_file = self.dir / "config.yaml"
+        self.info_file = trace_backend_file(settings.home)
+
+    def running(self) -> BackendInfo | None:
+        """Where our Jaeger listens if its process is alive (it may still be starting)."""
+        return local_trace_backend(self.settings)
+
+    def start(self) -> BackendInfo:
+        """Start unless running, wait until it accepts OTLP and answers queries; its endpoints.
+
+        Idempotent and safe from two processes at once: ports, config and endpoints file are
+        chosen and written under a lock by the caller that starts Jaeger.
+        """
+        started = False
+        with folder_lock(self.dir / "starting", BackendError):
+            info = self.running()
+            if info is None:
+                info, started = self._launch()
+        try:
+            self._wait_ready(info)
+        except BaseException:
+            if started:
+                self.stop(timeout=5)
+            raise
+        return info
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop our Jaeger (SIGTERM, then SIGKILL after ``timeout``); False if none ran."""
+        stopped = self.process.stop(timeout)
+        self.info_file.unlink(missing_ok=True)
+        return stopped is not None
+
+    def tail_log(self, lines: int = 10) -> str:
+        return " | ".join(self.process.tail_log(lines)) or "(no log)"
+
+    def _launch(self) -> tuple[BackendInfo, bool]:
+        binary = installed(self.settings)
+        if binary is None:
+            raise BackendError(
+                "Jaeger is not installed: run `python -m control.servers.jaeger_install` "
+                "(builds it with Go into .cache/jaeger/)"
+            )
+        otlp_port = first_free(HOST, self.otlp_port)
+        ui_port = first_free(HOST, self.ui_port, avoid={otlp_port})
+        self.config_file.write_text(
+            render_config(otlp_port, ui_port, max_traces=self.max_traces, ui_assets=self.ui_assets)
+        )
+        info = BackendInfo(f"http://{HOST}:{otlp_port}", f"http://{HOST}:{ui_port}")
+        self.info_file.write_text(json.dumps(info.__dict__) + "\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_ENV)}
+        _, started = self.process.start([str(binary), "--config", str(self.config_file)], env)
+        return info, started
+
+    def _wait_ready(self, info: BackendInfo) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.running() is None:
+                raise BackendError(
+                    f"jaeger exited while starting; last lines of {self.process.log_file}: "
+                    f"{self.tail_log()}"
+                )
+            if _answers(info.ui_url + "/api/services") and _answers(info.otlp_endpoint + "/"):
+                return
+            time.sleep(0.1)
+        raise BackendError(
+            f"jaeger did not answer on {info.ui_url} and {info.otlp_endpoint} within "
+            f"{self.start_timeout_s:.0f} s; last lines of {self.process.log_file}: "
+            f"{self.tail_log()}"
+        )
+
+
+def _answers(url: str) -> bool:
+    """Whether anything answers HTTP at ``url`` (any status counts)."""
+    try:
+        get_json(url, 1.0)
+    except (OSError, http.client.HTTPException):
+        return False
+    return True

@@ -1,0 +1,185 @@
+"""Keep one service instance alive: restart it with backoff when it dies, say why it died.
+
+``python -m control.supervisor --state FILE [--child-status FILE] -- COMMAND...``
+
+Seed 002's worst hour was a stream application whose threads had all died while its process
+looked healthy. Here every instance runs under its own small supervisor (one per instance, so
+restarting one never touches another):
+
+* a child that exits with a non-zero code or is killed by a signal is restarted after a backoff
+  that doubles from ``--backoff`` up to ``--max-backoff`` seconds, and resets once a child has run
+  ``--stable-after`` seconds;
+* a child that exits 0 stopped on request (the runtime does that on SIGTERM): the supervisor
+  stops too;
+* SIGTERM/SIGINT to the supervisor is passed to the child, which gets ``--stop-timeout`` seconds
+  to finish its batch before SIGKILL;
+* if the supervisor itself is killed, the kernel sends the child SIGTERM (PR_SET_PDEATHSIG), so
+  no orphan keeps consuming.
+
+The state file (JSON, replaced atomically) says what a reader needs for `mesh status`: the
+child's pid and start, the restart count, ``running``/``backoff``/``stopped``, and the last exit
+with its reason. The reason is the child's own ``last_error`` from ``--child-status`` when it
+wrote one (the detector runtime does), else the exit code or signal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from shared.json_files import read_json, write_json_atomic
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the supervisor dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def describe_exit(code: int) -> str:
+    """``exit code 3`` or ``killed by SIGKILL`` for a Popen return code."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def backoff_seconds(consecutive_failures: int, base: float, ceiling: float) -> float:
+    """Seconds to wait before restart number ``consecutive_failures`` (1, 2, ...)."""
+    return float(min(ceiling, base * 2 ** max(0, consecutive_failures - 1)))
+
+
+class Supervisor:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.command: list[str] = args.command
+        self.state_file = Path(args.state)
+        self.child_status = Path(args.child_status) if args.child_status else None
+        self.base, self.ceiling = args.backoff, args.max_backoff
+        self.stable_after, self.stop_timeout = args.stable_after, args.stop_timeout
+        self.stopping = False
+        self.child: subprocess.Popen[bytes] | None = None
+        self.state: dict[str, Any] = {
+            "state": "starting",
+            "restarts": 0,
+            "child_pid": None,
+            "child_started": None,
+            "last_exit": None,
+            "last_exit_at": None,
+            "next_start_at": None,
+        }
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stopping = True
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+
+    def run(self) -> int:
+        consecutive = 0
+        while not self.stopping:
+            started = time.time()
+            self._start_child(started)
+            code = self._wait_child()
+            if self.stopping or code == 0:
+                break
+            ran = time.time() - started
+            consecutive = 1 if ran >= self.stable_after else consecutive + 1
+            delay = backoff_seconds(consecutive, self.base, self.ceiling)
+            reason = self._reason(code, started)
+            self._log(
+                f"child pid {self.child.pid if self.child else '?'} died ({reason}) after "
+                f"{ran:.1f} s; restart {self.state['restarts'] + 1} in {delay:.0f} s"
+            )
+            self._update(
+                state="backoff",
+                child_pid=None,
+                last_exit=reason,
+                last_exit_at=time.time(),
+                next_start_at=time.time() + delay,
+            )
+            self._sleep(delay)
+            if not self.stopping:
+                self.state["restarts"] += 1
+        self._update(state="stopped", child_pid=None, next_start_at=None)
+        return 0
+
+    def _start_child(self, started: float) -> None:
+        self.child = subprocess.Popen(self.command, preexec_fn=_die_with_parent)
+        self._update(state="running", child_pid=self.child.pid, child_started=started)
+        self._log(f"started pid {self.child.pid}: {' '.join(self.command)}")
+
+    def _wait_child(self) -> int:
+        """Wait for the child; after a stop request give it ``stop_timeout`` s, then SIGKILL."""
+        assert self.child is not None
+        deadline = None
+        while True:
+            if self.stopping and deadline is None:
+                deadline = time.monotonic() + self.stop_timeout
+            try:
+                return self.child.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() > deadline:
+                    self._log(f"child pid {self.child.pid} ignored SIGTERM: SIGKILL")
+                    self.child.kill()
+
+    def _reason(self, code: int, started: float) -> str:
+        """The child's own last error if it wrote one during this run, else how it exited."""
+        how = describe_exit(code)
+        status = read_json(self.child_status) if self.child_status else None
+        if status and status.get("last_error") and float(status.get("updated", 0)) >= started:
+            return f"{how}: {status['last_error']}"
+        return how
+
+    def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.stopping and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def _update(self, **changes: Any) -> None:
+        self.state.update(changes)
+        write_json_atomic(self.state_file, {**self.state, "supervisor_pid": os.getpid()})
+
+    @staticmethod
+    def _log(message: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        print(f"{stamp} supervisor: {message}", file=sys.stderr, flush=True)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m control.supervisor", description=__doc__)
+    p.add_argument("--state", required=True, help="JSON file the supervisor keeps up to date")
+    p.add_argument("--child-status", help="JSON file where the child writes its last_error")
+    p.add_argument("--backoff", type=float, default=1.0, help="first restart delay (1 s)")
+    p.add_argument("--max-backoff", type=float, default=30.0, help="longest delay (30 s)")
+    p.add_argument("--stable-after", type=float, default=60.0, help="run time that resets backoff")
+    p.add_argument("--stop-timeout", type=float, default=50.0, help="SIGTERM to SIGKILL (50 s)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command and args.command[0] == "--":
+        args.command = args.command[1:]
+    if not args.command:
+        parser().error("give the command to supervise after --")
+    supervisor = Supervisor(args)
+    signal.signal(signal.SIGTERM, supervisor.on_signal)
+    signal.signal(signal.SIGINT, supervisor.on_signal)
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

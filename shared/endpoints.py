@@ -1,0 +1,71 @@
+"""Where a process finds the mesh's Kafka, trace backend and InfluxDB: one way, for every process.
+
+A setting (MESH_BOOTSTRAP_SERVERS, MESH_OTLP_ENDPOINT, MESH_INFLUX_URL) always wins. Without one,
+the local servers `mesh up` starts publish their address in a file under ``$MESH_HOME/<server>/``
+and this module reads it, only while the server's process is alive. The control plane's server
+managers (:mod:`control.servers`) write these files; the services only read them, so a service
+never imports the code that starts a server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shared.kafka.config import resolve_bootstrap
+from shared.local_process import LocalProcess
+from shared.settings import Settings
+from shared.tracing.jaeger_api import BackendInfo
+
+__all__ = [
+    "INFLUXDB",
+    "TRACE_BACKEND",
+    "influx_url_file",
+    "local_influx_url",
+    "local_trace_backend",
+    "resolve_bootstrap",
+    "resolve_otlp_endpoint",
+    "trace_backend_file",
+]
+
+#: The local processes (and their folders under MESH_HOME) of the InfluxDB and the trace backend.
+INFLUXDB, TRACE_BACKEND = "influxdb", "jaeger"
+
+
+def influx_url_file(home: Path) -> Path:
+    """Where a running local InfluxDB publishes ``http://host:port``."""
+    return home / INFLUXDB / "url"
+
+
+def trace_backend_file(home: Path) -> Path:
+    """Where a running local trace backend publishes its OTLP and UI addresses (JSON)."""
+    return home / TRACE_BACKEND / "endpoints.json"
+
+
+def local_influx_url(settings: Settings) -> str | None:
+    """The URL of the mesh's own InfluxDB if its process is alive (it may still be starting)."""
+    if LocalProcess(INFLUXDB, settings.home).running() is None:
+        return None
+    try:
+        return influx_url_file(settings.home).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def local_trace_backend(settings: Settings) -> BackendInfo | None:
+    """Where the mesh's own trace backend listens if its process is alive."""
+    if LocalProcess(TRACE_BACKEND, settings.home).running() is None:
+        return None
+    try:
+        return BackendInfo(**json.loads(trace_backend_file(settings.home).read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+
+
+def resolve_otlp_endpoint(settings: Settings) -> str:
+    """Where the mesh's services send spans: MESH_OTLP_ENDPOINT, else the local trace backend if
+    it runs (``mesh up`` starts it when built), else "" (tracing off)."""
+    if settings.otlp_endpoint:
+        return settings.otlp_endpoint
+    info = local_trace_backend(settings)
+    return info.otlp_endpoint if info is not None else ""

@@ -1,0 +1,36 @@
+"""The files a service keeps under ``$MESH_HOME/<service>/`` for the control plane to read.
+
+A service writes its state (how ingest routes, the aggregator's figures) as JSON in its own folder;
+`mesh status` reads it from there. This module is the contract between the two: the folder names
+and the file paths, so neither side imports the other's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: The local processes (and their folders under MESH_HOME) of the two Spark jobs.
+INGEST, METRICS_AGGREGATOR = "ingest", "metrics_aggregator"
+
+
+def ingest_mode_file(home: Path) -> Path:
+    """Where a running ingest job keeps its routing plan (mode, master, raw partitions, why)."""
+    return home / INGEST / "routing-mode.json"
+
+
+def aggregator_status_file(home: Path) -> Path:
+    """Where the running metrics aggregator keeps its figures (snapshots, series, InfluxDB)."""
+    return home / METRICS_AGGREGATOR / "status.json"
+
+
+def routing_mode_text(saved: Mapping[str, Any] | None) -> str:
+    """``real-time on local[18] (16 raw partitions)``, or why it runs micro-batch; '' unknown."""
+    if not saved:
+        return ""
+    text = f"{saved['ingest_mode']} on {saved.get('master', '?')} ({saved['raw_partitions']} raw "
+    text += "partitions)"
+    if saved["ingest_mode"] != "real-time":
+        text += f": {saved['reason']}"
+    return text
