@@ -18,8 +18,9 @@ from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
 from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import topic_views
-from shared.kafka.topics import load_topics
+from shared.kafka.topics import declared_topics
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     try:
         bootstrap = resolve_bootstrap(settings)
-        outputs = [
-            s.name for s in load_topics(settings.topics_file) if s.name.startswith("records.")
-        ]
+        family = TopicNames.of(settings).records_family + "."
+        outputs = [s.name for s in declared_topics(settings) if s.name.startswith(family)]
         mark = mark_path(settings)
         if args.mark:
             written = {v.name: v.written for v in topic_views(bootstrap, outputs)}
@@ -71,10 +71,10 @@ def mark_path(settings: Settings) -> Path:
 
 def _wait_for_counts(bootstrap: str, settings: Settings, deadline: float) -> int:
     """The window counts follow the routing by a batch or two: wait for the first of them."""
-    windows = [s.name for s in load_topics(settings.topics_file) if s.name == "metrics.windows"]
+    windows = [TopicNames.of(settings).windows]
     while time.monotonic() < deadline:
         if sum(v.records for v in topic_views(bootstrap, windows)) > 0:
-            print("ingest window counts are in metrics.windows")
+            print(f"ingest window counts are in {windows[0]}")
             return 0
         time.sleep(1)
     print("no window counts yet: see `mesh status`")

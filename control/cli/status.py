@@ -23,6 +23,7 @@ from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
 from shared.kafka.topics import declared_topics
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 if TYPE_CHECKING:
     from control.deploy.instances import InstanceView
@@ -175,8 +176,9 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
         views = [i.view() for i in current_instances(settings, deployment)]
         alive = [v for v in views if v.alive]
         inputs = load_manifest(Path(deployment.current.path)).inputs
-        group = f"{settings.topic_prefix}detector.{deployment.name}"
-        lag = _lag(bootstrap, group, [f"{settings.topic_prefix}records.{t}" for t in inputs])
+        names = TopicNames.of(settings)
+        group = names.detector_group(deployment.name)
+        lag = _lag(bootstrap, group, [names.records(t) for t in inputs])
         rate = sum(float(v.report.get("records_per_s", 0.0)) for v in alive)
         if deployment.desired == STOPPED and not alive:
             state = "STOPPED"

@@ -19,6 +19,7 @@ from shared.detector import load_manifest
 from shared.kafka.config import resolve_bootstrap
 from shared.local_process import ProcessInfo
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 
 #: The reference detectors that `mesh up` deploys the first time it runs.
 DETECTORS_DIR = PROJECT_ROOT / "detectors"
@@ -65,7 +66,7 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
             )
         say(
             f"deployed {deployment.name} v{validated.version}: {deployment.replicas} replica(s) "
-            f"running in group {settings.topic_prefix}detector.{deployment.name}, "
+            f"running in group {TopicNames.of(settings).detector_group(deployment.name)}, "
             f"reading from {validated.start} where the group has no offsets"
         )
         return deployment
@@ -76,7 +77,7 @@ def check_inputs_exist(settings: Settings, validated: Validated) -> None:
     runtime would otherwise wait for it, then die with a client error)."""
     from shared.kafka.inspect import topic_views
 
-    wanted = [f"{settings.topic_prefix}records.{t}" for t in validated.inputs]
+    wanted = [TopicNames.of(settings).records(t) for t in validated.inputs]
     found = {view.name for view in topic_views(resolve_bootstrap(settings), wanted, timeout=5)}
     missing = [topic for topic in wanted if topic not in found]
     if missing:

@@ -22,6 +22,7 @@ from control.deploy.registry import RUNNING, Deployment, Registry
 from shared.detector import load_manifest
 from shared.kafka.config import resolve_bootstrap
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 
 def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deployment:
@@ -72,7 +73,7 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
         registry.save(scaled)
         say(
             f"scaled {name} from {before} to {count} replica(s) in group "
-            f"{settings.topic_prefix}detector.{name}"
+            f"{TopicNames.of(settings).detector_group(name)}"
         )
         return scaled
 
@@ -82,7 +83,7 @@ def input_partitions(settings: Settings, deployment: Deployment) -> int:
     from shared.kafka.inspect import topic_views
 
     manifest = load_manifest(Path(deployment.current.path))
-    wanted = [f"{settings.topic_prefix}records.{t}" for t in manifest.inputs]
+    wanted = [TopicNames.of(settings).records(t) for t in manifest.inputs]
     views = topic_views(resolve_bootstrap(settings), wanted, timeout=5)
     if len(views) < len(wanted):
         raise DeployRefused(

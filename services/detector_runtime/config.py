@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from shared.detector import Detector, Manifest
 from shared.errors import ConfigError
+from shared.topic_names import TopicNames
 
 ERROR_ACTIONS = ("stop", "continue")
 
@@ -33,7 +34,7 @@ class Topics:
     dlq: str
     changelog: str
     #: Where the instance reports its metric snapshots (docs/metrics.md).
-    metrics: str = "metrics"
+    metrics: str = TopicNames().metrics
 
     @property
     def input_types(self) -> dict[str, str]:
@@ -51,13 +52,14 @@ def default_topics(
         raise ConfigError(
             f"--input {unknown[0]}=...: {detector.name} reads {', '.join(detector.inputs)} only"
         )
-    inputs = {t: overrides.get(t, f"{prefix}records.{t}") for t in detector.inputs}
+    names = TopicNames(prefix)
+    inputs = {t: overrides.get(t, names.records(t)) for t in detector.inputs}
     return Topics(
         inputs=inputs,
-        alerts=f"{prefix}alerts",
-        dlq=f"{prefix}detectors.dlq",
-        changelog=f"{prefix}detector.{detector.name}.changelog",
-        metrics=f"{prefix}metrics",
+        alerts=names.alerts,
+        dlq=names.detectors_dlq,
+        changelog=names.changelog(detector.name),
+        metrics=names.metrics,
     )
 
 

@@ -29,6 +29,7 @@ from services.detector_runtime.gc_tuning import tune_gc
 from services.detector_runtime.status import StatusFile, describe
 from shared.errors import ConfigError, MeshError
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 if TYPE_CHECKING:
     from services.detector_runtime.runner import Runner
@@ -101,7 +102,7 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
         detector=detector,
         manifest=manifest,
         topics=topics,
-        group_id=args.group or f"{args.topic_prefix}detector.{detector.name}",
+        group_id=args.group or TopicNames(args.topic_prefix).detector_group(detector.name),
         instance_id=args.instance_id or new_instance_id(detector.name),
         batch_size=args.batch_size,
         batch_wait_s=manifest.batch_wait_ms / 1000,
@@ -154,7 +155,7 @@ def status_file(args: argparse.Namespace) -> StatusFile | None:
         args.status_file,
         instance_id=args.instance_id or "",
         detector=name,
-        group=args.group or f"{args.topic_prefix}detector.{name}",
+        group=args.group or TopicNames(args.topic_prefix).detector_group(name),
     )
 
 

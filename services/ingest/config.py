@@ -8,7 +8,6 @@ mesh's ``MESH_TOPIC_PREFIX`` like every other service's (private meshes on one c
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,16 +15,19 @@ from pathlib import Path
 from services.ingest.trigger_mode import check_mode, checkpoint_seconds
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
+from shared.topic_names import TopicNames
+
+_UNPREFIXED = TopicNames()
 
 
 @dataclass(frozen=True)
 class IngestConfig:
     #: Raw topics to read, as a Java regex (every raw type by default).
-    raw_pattern: str = r"raw\..*"
+    raw_pattern: str = _UNPREFIXED.raw_pattern
     #: Valid records go to ``<records_prefix>.<type>``.
-    records_prefix: str = "records"
-    invalid_topic: str = "records.invalid"
-    windows_topic: str = "metrics.windows"
+    records_prefix: str = _UNPREFIXED.records_family
+    invalid_topic: str = _UNPREFIXED.invalid
+    windows_topic: str = _UNPREFIXED.windows
     #: Larger raw values are invalid (OVERSIZED); the generator's oversized kind exceeds this.
     max_record_bytes: int = 512 * 1024
     #: A valid record whose event time is this far behind its arrival is counted as LATE.
@@ -60,15 +62,14 @@ class IngestConfig:
             from shared.tracing import TracingConfig
 
             values["trace_sample_ratio"] = TracingConfig.from_env(env=env).sample_ratio
-        prefix = env.get("MESH_TOPIC_PREFIX", "")
-        if prefix:
-            defaults = {
-                "raw_pattern": re.escape(prefix) + cls.raw_pattern,
-                "records_prefix": prefix + cls.records_prefix,
-                "invalid_topic": prefix + cls.invalid_topic,
-                "windows_topic": prefix + cls.windows_topic,
-            }
-            values = {**defaults, **values}
+        names = TopicNames(env.get("MESH_TOPIC_PREFIX", ""))
+        defaults = {
+            "raw_pattern": names.raw_pattern,
+            "records_prefix": names.records_family,
+            "invalid_topic": names.invalid,
+            "windows_topic": names.windows,
+        }
+        values = {**defaults, **values}
         config = cls(**values)  # type: ignore[arg-type]
         if config.max_record_bytes < 1024:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")

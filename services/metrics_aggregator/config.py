@@ -14,6 +14,7 @@ from pathlib import Path
 from shared.errors import ConfigError
 from shared.service_files import METRICS_AGGREGATOR, aggregator_status_file
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 NAME = METRICS_AGGREGATOR
 
@@ -65,15 +66,15 @@ class AggregatorConfig:
 
     @property
     def metrics_topic(self) -> str:
-        return f"{self.topic_prefix}metrics"
+        return TopicNames(self.topic_prefix).metrics
 
     @property
     def windows_topic(self) -> str:
-        return f"{self.topic_prefix}metrics.windows"
+        return TopicNames(self.topic_prefix).windows
 
     @property
     def dlq_topic(self) -> str:
-        return f"{self.topic_prefix}metrics.dlq"
+        return TopicNames(self.topic_prefix).metrics_dlq
 
     @property
     def stale_after_ms(self) -> int:

@@ -84,12 +84,13 @@ class MetricsReporter:
 
         from shared.avro import AvroSerializer, load_catalogue
         from shared.kafka.config import producer_config
+        from shared.topic_names import TopicNames
 
         serializer = AvroSerializer(SCHEMA, catalogue=load_catalogue(settings.schemas_dir))
         return cls(
             registry,
             Producer(producer_config(settings)),
-            settings.topic_prefix + "metrics" if topic is None else topic,
+            TopicNames.of(settings).metrics if topic is None else topic,
             settings.metrics_interval_s if interval_s is None else interval_s,
             owns_producer=True,
             serializer=serializer.encode,

@@ -20,6 +20,7 @@ from typing import Any
 
 from shared.errors import MeshError
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 #: How many traced alerts to show with their trace.
 TRACES_SHOWN = 3
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             raise MeshError(f"cannot read the ground truth {path}: {exc}") from None
         expected = planted_alerts(truth)
-        topic = args.alerts_topic or f"{settings.topic_prefix}alerts"
+        topic = args.alerts_topic or TopicNames.of(settings).alerts
         raised = read_raised(settings, topic, set(expected), args.timeout)
         for line in report(expected, raised):
             print(line)
