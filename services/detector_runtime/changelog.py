@@ -14,10 +14,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
+from shared.kafka.config import consumer_config
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from services.detector_runtime.config import RuntimeConfig
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +125,29 @@ def restore_task(
         return stats
     finally:
         consumer.close()
+
+
+def restore_partition(
+    consumer: Any,
+    settings: Settings,
+    config: RuntimeConfig,
+    number: int,
+    state: TaskState,
+    stats: RestoreStats,
+) -> None:
+    """Rebuild the state of input partition ``number`` before the runner takes it on: the
+    committed input offsets come from the group's ``consumer``, the changelog is read by a
+    consumer of its own (group ``<group>.restore``, so the group's members never wait on it)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    wanted = [TopicPartition(topic, number) for topic in config.topics.inputs.values()]
+    committed = {tp.topic: tp.offset for tp in consumer.committed(wanted, timeout=30)
+                 if tp.offset >= 0}  # fmt: skip
+    restore_config = consumer_config(
+        settings, f"{config.group_id}.restore", **{"client.id": f"{config.instance_id}-restore"}
+    )
+    factory: Callable[[], Any] = lambda: Consumer(restore_config)  # noqa: E731
+    restore_task(factory, config.topics.changelog, state, committed, stats=stats)
 
 
 def _source(headers: list[tuple[str, bytes]] | None) -> tuple[str, int]:

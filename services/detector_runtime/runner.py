@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from services.detector_runtime.changelog import RestoreStats, restore_task, write_changes
+from services.detector_runtime.changelog import RestoreStats, restore_partition, write_changes
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
@@ -452,26 +452,9 @@ class Runner:
             self._tasks.pop(number, None)
 
     def _restore(self, number: int) -> None:
-        from confluent_kafka import Consumer, TopicPartition
-
-        inputs = list(self._topic_types)
-        committed = {
-            tp.topic: tp.offset
-            for tp in self._consumer.committed(
-                [TopicPartition(t, number) for t in inputs], timeout=30
-            )
-            if tp.offset >= 0
-        }
         task = Task(self._detector, number, retry=self._retry)
         self._restoring = stats = RestoreStats(number)
-        factory: Callable[[], Any] = lambda: Consumer(  # noqa: E731
-            consumer_config(
-                self.settings,
-                f"{self.config.group_id}.restore",
-                **{"client.id": f"{self.config.instance_id}-restore"},
-            )
-        )
-        restore_task(factory, self.config.topics.changelog, task.state, committed, stats=stats)
+        restore_partition(self._consumer, self.settings, self.config, number, task.state, stats)
         self._restoring = None
         self.restores.append(stats)
         self.counters.restored += stats.applied
