@@ -56,15 +56,21 @@ class Settings:
     metrics_stale_after_s: float = 60.0
     #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).
     otlp_endpoint: str = ""
+    #: The environment these settings were read from, kept so a service's own section
+    #: (``MESH_INGEST_*``, ``MESH_TRACE_*``) is read from the same snapshot: a process reads
+    #: its environment once, here, and every config object derives from this one.
+    environment: dict[str, str] = field(
+        default_factory=dict, compare=False, repr=False, metadata={"variable": False}
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Build settings from ``env`` (default: ``os.environ``); bad values raise ConfigError."""
-        env = os.environ if env is None else env
+        env = dict(os.environ if env is None else env)
         values = env_values(cls, "MESH_", env)
         if "otlp_endpoint" not in values and env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
             values["otlp_endpoint"] = env["OTEL_EXPORTER_OTLP_ENDPOINT"]
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values, environment=env)  # type: ignore[arg-type]
 
     @property
     def uses_external_kafka(self) -> bool:
@@ -84,6 +90,8 @@ def env_values(cls: type, prefix: str, env: Mapping[str, str]) -> dict[str, obje
     """
     values: dict[str, object] = {}
     for f in dataclasses.fields(cls):
+        if not f.metadata.get("variable", True):
+            continue
         name = prefix + f.name.upper()
         raw = env.get(name)
         if raw is not None and raw != "":

@@ -33,6 +33,11 @@ class TopicNames:
         return f"{self.prefix}{RAW}.{record_type}"
 
     @property
+    def raw_family(self) -> str:
+        """``<prefix>raw``: a producer writes a record of one type to ``<this>.<type>``."""
+        return f"{self.prefix}{RAW}"
+
+    @property
     def raw_pattern(self) -> str:
         """The regular expression ingest subscribes to: every ``raw.<type>``, new ones too."""
         return re.escape(f"{self.prefix}{RAW}.") + ".*"

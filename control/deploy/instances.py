@@ -73,13 +73,14 @@ class Instance:
             self.report_file.unlink(missing_ok=True)
         command = [
             sys.executable, "-m", "services.detector_runtime", release.path,
-            "--topic-prefix", self.settings.topic_prefix,
             # The replica's name; metrics add host, pid and start time (a restart is a new id).
             "--instance-id", self.process.name,
         ]  # fmt: skip
         env = {
             **os.environ,
             "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(self.settings),
+            "MESH_HOME": str(self.settings.home),
+            "MESH_TOPIC_PREFIX": self.settings.topic_prefix,
             "MESH_INSTANCE_STATUS": str(self.report_file),
             "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(self.settings),
         }

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -44,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("detector", help="detector folder (with manifest.yaml) or module name")
     p.add_argument(
-        "--topic-prefix", default="", help="prefix for every default topic and group name"
+        "--topic-prefix",
+        help="prefix for every default topic and group name (default $MESH_TOPIC_PREFIX)",
     )
     p.add_argument(
         "--input",
@@ -79,12 +79,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--status-file",
         type=Path,
-        default=os.environ.get("MESH_INSTANCE_STATUS") or None,
+        default=None,
         metavar="PATH",
         help="keep the instance's JSON status here (default $MESH_INSTANCE_STATUS; none: no file)",
     )
     p.add_argument("--log-level", default="INFO")
     return p
+
+
+def arguments(argv: Sequence[str] | None, settings: Settings) -> argparse.Namespace:
+    """The command line, with what it leaves out taken from the environment the settings were
+    read from (the process reads its environment once): the topic prefix, the status file."""
+    args = parser().parse_args(argv)
+    if args.topic_prefix is None:
+        args.topic_prefix = settings.topic_prefix
+    if args.status_file is None and settings.environment.get("MESH_INSTANCE_STATUS"):
+        args.status_file = Path(settings.environment["MESH_INSTANCE_STATUS"])
+    return args
 
 
 def build_config(args: argparse.Namespace) -> RuntimeConfig:
@@ -95,14 +106,14 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
     extra = _pairs("--consumer-config", args.consumer_config, "KEY=VALUE")
     named = {"alerts": args.alerts_topic, "dlq": args.dlq_topic, "changelog": args.changelog_topic}
     topics = replace(
-        default_topics(detector, args.topic_prefix, overrides),
+        default_topics(detector, args.topic_prefix or "", overrides),
         **{role: topic for role, topic in named.items() if topic},
     )
     return RuntimeConfig(
         detector=detector,
         manifest=manifest,
         topics=topics,
-        group_id=args.group or TopicNames(args.topic_prefix).detector_group(detector.name),
+        group_id=args.group or TopicNames(args.topic_prefix or "").detector_group(detector.name),
         instance_id=args.instance_id or new_instance_id(detector.name),
         batch_size=args.batch_size,
         batch_wait_s=manifest.batch_wait_ms / 1000,
@@ -155,12 +166,17 @@ def status_file(args: argparse.Namespace) -> StatusFile | None:
         args.status_file,
         instance_id=args.instance_id or "",
         detector=name,
-        group=args.group or TopicNames(args.topic_prefix).detector_group(name),
+        group=args.group or TopicNames(args.topic_prefix or "").detector_group(name),
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except MeshError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    args = arguments(argv, settings)
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -179,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 group=config.group_id,
             )
             status.write()
-        runner = start(Settings.from_env(), config, status)
+        runner = start(settings, config, status)
     except MeshError as exc:
         if status is not None:
             status.fail(describe(exc))

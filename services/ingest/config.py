@@ -7,7 +7,6 @@ mesh's ``MESH_TOPIC_PREFIX`` like every other service's (private meshes on one c
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,13 +55,19 @@ class IngestConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestConfig:
-        env = os.environ if env is None else env
-        values = env_values(cls, "MESH_INGEST_", env)
+        """The configuration from ``env`` (default: the process environment)."""
+        return cls.from_settings(Settings.from_env(env))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> IngestConfig:
+        """``MESH_INGEST_*`` from the environment ``settings`` were read from; the topics under
+        the settings' prefix; the sample ratio as every service reads it (MESH_TRACE_*)."""
+        values = env_values(cls, "MESH_INGEST_", settings.environment)
         if "trace_sample_ratio" not in values:
             from shared.tracing import TracingConfig
 
-            values["trace_sample_ratio"] = TracingConfig.from_env(env=env).sample_ratio
-        names = TopicNames(env.get("MESH_TOPIC_PREFIX", ""))
+            values["trace_sample_ratio"] = TracingConfig.from_env(settings).sample_ratio
+        names = TopicNames.of(settings)
         defaults = {
             "raw_pattern": names.raw_pattern,
             "records_prefix": names.records_family,

@@ -243,7 +243,7 @@ RESTART = 3
 def main() -> int:
     settings = Settings.from_env()
     try:
-        config = IngestConfig.from_env()
+        config = IngestConfig.from_settings(settings)
         instance = instance_id("ingest")
         partitions = count_raw_partitions(settings, config)
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master

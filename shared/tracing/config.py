@@ -20,7 +20,6 @@ The other settings, each with a default:
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -63,9 +62,12 @@ class TracingConfig:
     def from_env(
         cls, settings: Settings | None = None, env: Mapping[str, str] | None = None
     ) -> TracingConfig:
-        """Read the configuration; a bad value raises ConfigError naming the variable."""
-        env = os.environ if env is None else env
+        """Read the configuration; a bad value raises ConfigError naming the variable.
+
+        Without ``env``, the ``MESH_TRACE_*`` variables come from the snapshot ``settings`` was
+        read from (the process environment is read once, by :class:`Settings`)."""
         settings = Settings.from_env(env) if settings is None else settings
+        env = settings.environment if env is None else env
         endpoint = settings.otlp_endpoint.strip()
         if endpoint and not endpoint.startswith(("http://", "https://")):
             name = next(

@@ -247,10 +247,12 @@ def test_a_refused_configuration_is_reported_as_failed(tmp_path: Path) -> None:
 def test_the_status_path_defaults_to_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from services.detector_runtime.main import parser
+    from services.detector_runtime.main import arguments
+    from shared.settings import Settings
 
     monkeypatch.delenv("MESH_INSTANCE_STATUS", raising=False)
-    assert parser().parse_args(["d"]).status_file is None
+    assert arguments(["d"], Settings.from_env()).status_file is None
     monkeypatch.setenv("MESH_INSTANCE_STATUS", str(tmp_path / "s.json"))
-    assert parser().parse_args(["d"]).status_file == tmp_path / "s.json"
-    assert parser().parse_args(["d", "--status-file", "x.json"]).status_file == Path("x.json")
+    assert arguments(["d"], Settings.from_env()).status_file == tmp_path / "s.json"
+    given = arguments(["d", "--status-file", "x.json"], Settings.from_env())
+    assert given.status_file == Path("x.json")
