@@ -11,17 +11,14 @@ overrides of its config file, are removed from its environment so none can re-op
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
 from pathlib import Path
 
+from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
 from shared.endpoints import INFLUXDB, influx_url_file, local_influx_url
-from shared.file_lock import folder_lock
 from shared.influx.errors import InfluxError
 from shared.influx.transport import TRANSPORT_ERRORS, call
-from shared.local_process import LocalProcess
 from shared.settings import Settings
 
 __all__ = ["HOST", "LocalInflux", "installed"]
@@ -35,41 +32,25 @@ def installed() -> bool:
     return shutil.which("influxd") is not None
 
 
-class LocalInflux:
-    """Start, find and stop the InfluxDB whose files live in ``settings.home / "influxdb"``."""
+class LocalInflux(LocalServer[str]):
+    """Start, find and stop the InfluxDB whose files live in ``settings.home / "influxdb"``;
+    where it listens is its URL, ``http://127.0.0.1:<port>``."""
+
+    name = NAME
+    program = "influxd"
+    error = InfluxError
+    foreign_env = ("INFLUXDB_",)
 
     def __init__(self, settings: Settings, *, start_timeout_s: float = 30.0) -> None:
-        self.settings = settings
-        self.start_timeout_s = start_timeout_s
-        self.process = LocalProcess(NAME, settings.home)
-        self.dir = self.process.dir
+        super().__init__(settings, start_timeout_s=start_timeout_s)
         self.config_file = self.dir / "influxdb.conf"
         self.url_file = influx_url_file(settings.home)
 
     def running_url(self) -> str | None:
         """The URL of our InfluxDB if its process is alive (it may still be starting)."""
-        return local_influx_url(self.settings)
+        return self.running()
 
-    def start(self) -> str:
-        """Start unless running, wait until ``/ping`` answers, and return ``http://host:port``.
-
-        Idempotent and safe to call from two processes at once: the ports, the config file and
-        the URL file are chosen and written under a lock, by the caller that starts influxd.
-        """
-        started = False
-        with folder_lock(self.dir / "starting", InfluxError):
-            url = self.running_url()
-            if url is None:
-                url, started = self._launch()
-        try:
-            self._wait_ready(url)
-        except BaseException:
-            if started:
-                self.stop(timeout=5)
-            raise
-        return url
-
-    def _launch(self) -> tuple[str, bool]:
+    def _launch_plan(self) -> tuple[list[str], str]:
         influxd = shutil.which("influxd")
         if influxd is None:
             raise InfluxError(
@@ -80,38 +61,25 @@ class LocalInflux:
         rpc_preferred = http_port + 2 if self.settings.influx_port else 0
         rpc_port = first_free(HOST, rpc_preferred, avoid={http_port})
         self.config_file.write_text(self._config(http_port, rpc_port))
-        url = f"http://{HOST}:{http_port}"
-        self.url_file.write_text(url + "\n")
-        _, started = self.process.start([influxd, "-config", str(self.config_file)], _env())
-        return url, started
+        return [influxd, "-config", str(self.config_file)], f"http://{HOST}:{http_port}"
 
-    def stop(self, timeout: float = 30.0) -> bool:
-        """Stop our InfluxDB (SIGTERM, then SIGKILL after ``timeout``); False if none ran."""
-        info = self.process.stop(timeout)
+    def _ready(self, info: str) -> bool:
+        try:
+            return call("GET", info, "/ping", {}, timeout_s=1.0).status == 204
+        except TRANSPORT_ERRORS:
+            return False
+
+    def _describe(self, info: str) -> str:
+        return f"{info}/ping"
+
+    def _published(self) -> str | None:
+        return local_influx_url(self.settings)
+
+    def _publish(self, info: str) -> None:
+        self.url_file.write_text(info + "\n")
+
+    def _unpublish(self) -> None:
         self.url_file.unlink(missing_ok=True)
-        return info is not None
-
-    def tail_log(self, lines: int = 10) -> str:
-        return " | ".join(self.process.tail_log(lines)) or "(no log)"
-
-    def _wait_ready(self, url: str) -> None:
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            if self.process.running() is None:
-                raise InfluxError(
-                    f"influxd exited while starting; last lines of {self.process.log_file}: "
-                    f"{self.tail_log()}"
-                )
-            try:
-                if call("GET", url, "/ping", {}, timeout_s=1.0).status == 204:
-                    return
-            except TRANSPORT_ERRORS:
-                pass
-            time.sleep(0.1)
-        raise InfluxError(
-            f"influxd did not answer {url}/ping within {self.start_timeout_s:.0f} s; last lines "
-            f"of {self.process.log_file}: {self.tail_log()}"
-        )
 
     def _config(self, http_port: int, rpc_port: int) -> str:
         home = self.dir
@@ -123,10 +91,6 @@ class LocalInflux:
             data=_toml(home / "data"),
             wal=_toml(home / "wal"),
         )
-
-
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("INFLUXDB_")}
 
 
 def _toml(path: Path) -> str:

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import time
 from pathlib import Path
 
 from control.servers.jaeger_install import installed
+from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
 from shared.endpoints import TRACE_BACKEND, local_trace_backend, trace_backend_file
-from shared.file_lock import folder_lock
-from shared.local_process import LocalProcess
 from shared.settings import PROJECT_ROOT, Settings
 from shared.tracing.jaeger_api import BackendError, BackendInfo, get_json
 
@@ -76,8 +73,13 @@ def render_config(
     )
 
 
-class LocalJaeger:
+class LocalJaeger(LocalServer[BackendInfo]):
     """Start, find and stop the Jaeger whose files live in ``settings.home / "jaeger"``."""
+
+    name = NAME
+    program = "jaeger"
+    error = BackendError
+    foreign_env = _FOREIGN_ENV
 
     def __init__(
         self,
@@ -89,50 +91,15 @@ class LocalJaeger:
         ui_assets: Path | None = None,
         start_timeout_s: float = 30.0,
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, start_timeout_s=start_timeout_s)
         self.otlp_port = otlp_port
         self.ui_port = ui_port
         self.max_traces = max_traces
         self.ui_assets = ui_assets if ui_assets is not None else default_ui_assets(settings)
-        self.start_timeout_s = start_timeout_s
-        self.process = LocalProcess(NAME, settings.home)
-        self.dir = self.process.dir
         self.config_file = self.dir / "config.yaml"
         self.info_file = trace_backend_file(settings.home)
 
-    def running(self) -> BackendInfo | None:
-        """Where our Jaeger listens if its process is alive (it may still be starting)."""
-        return local_trace_backend(self.settings)
-
-    def start(self) -> BackendInfo:
-        """Start unless running, wait until it accepts OTLP and answers queries; its endpoints.
-
-        Idempotent and safe from two processes at once: ports, config and endpoints file are
-        chosen and written under a lock by the caller that starts Jaeger.
-        """
-        started = False
-        with folder_lock(self.dir / "starting", BackendError):
-            info = self.running()
-            if info is None:
-                info, started = self._launch()
-        try:
-            self._wait_ready(info)
-        except BaseException:
-            if started:
-                self.stop(timeout=5)
-            raise
-        return info
-
-    def stop(self, timeout: float = 30.0) -> bool:
-        """Stop our Jaeger (SIGTERM, then SIGKILL after ``timeout``); False if none ran."""
-        stopped = self.process.stop(timeout)
-        self.info_file.unlink(missing_ok=True)
-        return stopped is not None
-
-    def tail_log(self, lines: int = 10) -> str:
-        return " | ".join(self.process.tail_log(lines)) or "(no log)"
-
-    def _launch(self) -> tuple[BackendInfo, bool]:
+    def _launch_plan(self) -> tuple[list[str], BackendInfo]:
         binary = installed(self.settings)
         if binary is None:
             raise BackendError(
@@ -145,27 +112,22 @@ class LocalJaeger:
             render_config(otlp_port, ui_port, max_traces=self.max_traces, ui_assets=self.ui_assets)
         )
         info = BackendInfo(f"http://{HOST}:{otlp_port}", f"http://{HOST}:{ui_port}")
-        self.info_file.write_text(json.dumps(info.__dict__) + "\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_ENV)}
-        _, started = self.process.start([str(binary), "--config", str(self.config_file)], env)
-        return info, started
+        return [str(binary), "--config", str(self.config_file)], info
 
-    def _wait_ready(self, info: BackendInfo) -> None:
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            if self.process.running() is None:
-                raise BackendError(
-                    f"jaeger exited while starting; last lines of {self.process.log_file}: "
-                    f"{self.tail_log()}"
-                )
-            if _answers(info.ui_url + "/api/services") and _answers(info.otlp_endpoint + "/"):
-                return
-            time.sleep(0.1)
-        raise BackendError(
-            f"jaeger did not answer on {info.ui_url} and {info.otlp_endpoint} within "
-            f"{self.start_timeout_s:.0f} s; last lines of {self.process.log_file}: "
-            f"{self.tail_log()}"
-        )
+    def _ready(self, info: BackendInfo) -> bool:
+        return _answers(info.ui_url + "/api/services") and _answers(info.otlp_endpoint + "/")
+
+    def _describe(self, info: BackendInfo) -> str:
+        return f"on {info.ui_url} and {info.otlp_endpoint}"
+
+    def _published(self) -> BackendInfo | None:
+        return local_trace_backend(self.settings)
+
+    def _publish(self, info: BackendInfo) -> None:
+        self.info_file.write_text(json.dumps(info.__dict__) + "\n")
+
+    def _unpublish(self) -> None:
+        self.info_file.unlink(missing_ok=True)
 
 
 def _answers(url: str) -> bool:

@@ -1,0 +1,118 @@
+"""What every local server of the mesh does the same way: start once, wait until ready, stop.
+
+A local server (InfluxDB, the trace backend) is an ordinary :class:`~shared.local_process.
+LocalProcess` with its files under ``$MESH_HOME/<name>/``. Starting is idempotent and safe from
+two processes at once: the first caller chooses the ports, writes the config and publishes where
+the server listens (the file :mod:`shared.endpoints` reads), all under one lock; every caller then
+waits until the server answers. A server that dies while starting, or does not answer in time, is
+reported with the last lines of its log, and stopped again by the caller that started it.
+
+A subclass says only what differs: how to launch it (:meth:`_launch_plan`), how to tell it is
+ready (:meth:`_ready`), and where it publishes its address.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import ClassVar, Generic, TypeVar
+
+from shared.errors import MeshError
+from shared.file_lock import folder_lock
+from shared.local_process import LocalProcess
+from shared.settings import Settings
+
+InfoT = TypeVar("InfoT")
+
+#: Seconds between two readiness probes.
+POLL_S = 0.1
+
+
+class LocalServer(Generic[InfoT]):
+    """Start, find and stop one local server; ``InfoT`` is where it listens."""
+
+    #: The process (and folder under MESH_HOME), and the program's name in messages.
+    name: ClassVar[str]
+    program: ClassVar[str]
+    #: What goes wrong is raised as this.
+    error: ClassVar[type[MeshError]]
+    #: Environment variables the program reads as configuration: not passed on to it.
+    foreign_env: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings: Settings, *, start_timeout_s: float = 30.0) -> None:
+        self.settings = settings
+        self.start_timeout_s = start_timeout_s
+        self.process = LocalProcess(self.name, settings.home)
+        self.dir = self.process.dir
+
+    # what a subclass says --------------------------------------------------------------------
+    def _launch_plan(self) -> tuple[list[str], InfoT]:
+        """Choose ports, write the config; the command to run and where it will listen."""
+        raise NotImplementedError
+
+    def _ready(self, info: InfoT) -> bool:
+        """One probe: does the server answer as a client will use it?"""
+        raise NotImplementedError
+
+    def _describe(self, info: InfoT) -> str:
+        """Where it was asked, for the message when it does not answer."""
+        raise NotImplementedError
+
+    def _published(self) -> InfoT | None:
+        """Where the running server listens, as the services read it (shared.endpoints)."""
+        raise NotImplementedError
+
+    def _publish(self, info: InfoT) -> None:
+        raise NotImplementedError
+
+    def _unpublish(self) -> None:
+        raise NotImplementedError
+
+    # the protocol ----------------------------------------------------------------------------
+    def running(self) -> InfoT | None:
+        """Where the server listens if its process is alive (it may still be starting)."""
+        return self._published()
+
+    def start(self) -> InfoT:
+        """Start unless running, wait until it answers; where it listens."""
+        started = False
+        with folder_lock(self.dir / "starting", self.error):
+            info = self.running()
+            if info is None:
+                command, info = self._launch_plan()
+                self._publish(info)
+                env = {k: v for k, v in os.environ.items() if not k.startswith(self.foreign_env)}
+                _, started = self.process.start(command, env)
+        try:
+            self._wait_ready(info)
+        except BaseException:
+            if started:
+                self.stop(timeout=5)
+            raise
+        return info
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); False if none ran."""
+        stopped = self.process.stop(timeout)
+        self._unpublish()
+        return stopped is not None
+
+    def tail_log(self, lines: int = 10) -> str:
+        return " | ".join(self.process.tail_log(lines)) or "(no log)"
+
+    def _wait_ready(self, info: InfoT) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.running() is None:
+                raise self.error(
+                    f"{self.program} exited while starting; last lines of "
+                    f"{self.process.log_file}: {self.tail_log()}"
+                )
+            if self._ready(info):
+                return
+            time.sleep(POLL_S)
+        raise self.error(
+            f"{self.program} did not answer {self._describe(info)} within "
+            f"{self.start_timeout_s:.0f} s; last lines of {self.process.log_file}: "
+            f"{self.tail_log()}"
+        )
