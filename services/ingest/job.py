@@ -16,7 +16,6 @@ runs and sizes the local master for it.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import threading
@@ -248,7 +247,7 @@ def main() -> int:
         partitions = count_raw_partitions(settings, config)
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).
-        submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+        submitted = "PYSPARK_GATEWAY_PORT" in settings.environment
         master = None if submitted else master_for(config.master, partitions)
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
         trigger = plan(config.mode, partitions, spark.sparkContext.defaultParallelism)

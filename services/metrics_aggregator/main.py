@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
@@ -101,14 +100,8 @@ def run(
 ) -> int:
     """Start the queries and wait for a signal, a failure, or (``--once``) the end."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
-    from services.metrics_aggregator.job import (
-        caught_up,
-        offsets_to_reach,
-        start_queries,
-        stop_queries,
-    )
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
-    from services.metrics_aggregator.service import AggregatorService
+    from services.metrics_aggregator.service import AggregatorRun
     from shared.metrics.instance import instance_id
     from shared.spark_session import spark_session
 
@@ -117,30 +110,27 @@ def run(
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
-    master = None if "PYSPARK_GATEWAY_PORT" in os.environ else config.master
+    master = None if "PYSPARK_GATEWAY_PORT" in settings.environment else config.master
     spark = spark_session("detector-mesh-metrics-aggregator", settings, master,
                           config.shuffle_partitions)  # fmt: skip
-    service = AggregatorService(settings, config, instance, bootstrap)
+    run = AggregatorRun.launch(spark, settings, config, instance, catalogue, bootstrap)
+    service, queries = run.service, run.queries
     own = AggregatorMetrics(service, settings)
     own.start()
-    targets = offsets_to_reach(service) if config.once else None
-    queries = start_queries(spark, service, catalogue)
     service.write_status()
     log.info("%s running queries %s", instance, [q.name for q in queries])
     failure = None
     while not stopping.is_set():
-        failed = [q for q in queries if not q.isActive and q.exception() is not None]
-        if failed:
-            failure = f"query {failed[0].name} stopped: {failed[0].exception()}"
+        failure = run.failure()
+        if failure:
             break
-        if targets is not None and all(caught_up(q, targets[q.name]) for q in queries):
+        if config.once and run.caught_up():
             break  # --once: every query got to where the topics ended at start
         if all(not q.isActive for q in queries):
             break
         own.sync()
         time.sleep(0.5)
-    stop_queries(queries)
-    if not service.flush(FLUSH_TIMEOUT_S):
+    if not run.stop(FLUSH_TIMEOUT_S):
         log.warning("InfluxDB did not take every buffered point before shutdown")
     if failure:
         log.error("%s", failure)

@@ -42,6 +42,7 @@ from services.metrics_aggregator.status import (
 )
 from services.metrics_aggregator.windows import window_counts
 from shared import endpoints
+from shared.avro.catalogue import Catalogue
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
@@ -208,9 +209,6 @@ class AggregatorRun:
         trigger_s: float = 1.0,
         instance_id: str = "metrics_aggregator@test",
     ) -> AggregatorRun:
-        from services.metrics_aggregator.job import offsets_to_reach, start_queries
-        from shared.avro.catalogue import Catalogue
-
         if influx_url is not None:
             settings = replace(settings, influx_url=influx_url)
         if influx_db is not None:
@@ -218,10 +216,26 @@ class AggregatorRun:
         config = AggregatorConfig.from_settings(
             settings, checkpoint_dir=Path(checkpoint_dir), trigger_s=trigger_s
         )
-        service = AggregatorService(settings, config, instance_id, resolve_bootstrap(settings))
+        catalogue = Catalogue.load(settings.schemas_dir)
+        return cls.launch(spark, settings, config, instance_id, catalogue)
+
+    @classmethod
+    def launch(
+        cls,
+        spark: SparkSession,
+        settings: Settings,
+        config: AggregatorConfig,
+        instance_id: str,
+        catalogue: Catalogue,
+        bootstrap: str | None = None,
+    ) -> AggregatorRun:
+        """The one wiring of the service and its queries (the job's main and the tests)."""
+        from services.metrics_aggregator.job import offsets_to_reach, start_queries
+
+        bootstrap = resolve_bootstrap(settings) if bootstrap is None else bootstrap
+        service = AggregatorService(settings, config, instance_id, bootstrap)
         targets = offsets_to_reach(service)
-        queries = start_queries(spark, service, Catalogue.load(settings.schemas_dir))
-        return cls(service, queries, targets)
+        return cls(service, start_queries(spark, service, catalogue), targets)
 
     def failure(self) -> str | None:
         """Why a query stopped by itself, or None while all run (or were stopped)."""
