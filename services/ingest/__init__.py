@@ -11,6 +11,7 @@ Modules, one concern each:
   routing        valid -> records.<type>, invalid -> records.invalid (Kafka sink rows)
   windows        valid/invalid/late counts per 1 s event-time window -> metrics.windows
   config         IngestConfig: topics, limits, trigger, checkpoints (MESH_INGEST_* variables)
+  inputs         the raw source and its classification, worked out once for every query
   trigger_mode   real-time or micro-batch routing, the task slots it needs, the auto master
   spark_bugs     faults of the pinned Spark the job steps around (SPARK-55271)
   job            main(): wires the Kafka source to the routing and counting queries, watches

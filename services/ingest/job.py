@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from services.ingest.config import IngestConfig
+from services.ingest.inputs import IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
@@ -40,9 +41,8 @@ from services.ingest.trigger_mode import (
     plan,
     raw_partitions,
 )
-from services.ingest.validation import ERROR, checked_types, classify
+from services.ingest.validation import ERROR
 from services.ingest.windows import classify_window, count_windows, window_records
-from shared.avro.catalogue import Catalogue
 from shared.errors import MeshError
 from shared.json_files import write_json_atomic
 from shared.kafka.config import resolve_bootstrap
@@ -61,27 +61,6 @@ SINK_OPTIONS = {
     "kafka.compression.type": "lz4",
     "kafka.max.request.size": str(5 * 1024 * 1024),
 }
-
-
-def raw_source(
-    spark: SparkSession, bootstrap: str, config: IngestConfig, real_time: bool = False
-) -> DataFrame:
-    """Every raw topic, by pattern, with headers (for trace context).
-
-    A micro-batch reads at most ``max_offsets_per_trigger`` records, so a backlog drains in
-    bounded steps; real-time mode refuses that option (its tasks read as records come)."""
-    reader = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribePattern", config.raw_pattern)
-        .option("startingOffsets", config.starting_offsets)
-        .option("includeHeaders", "true")
-        .option("failOnDataLoss", "false")
-        .option("kafka.metadata.max.age.ms", "5000")  # see a new raw.<type> topic within seconds
-    )
-    if not real_time:
-        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-    return reader.load()
 
 
 def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str):  # type: ignore[no-untyped-def]
@@ -106,44 +85,41 @@ def start_routing(
     config: IngestConfig,
     instance_id: str,
     trigger: TriggerPlan | None = None,
+    inputs: IngestInputs | None = None,
 ) -> StreamingQuery:
     """raw -> classify -> records.<type> | records.invalid (stateless), real-time if planned."""
-    bootstrap = resolve_bootstrap(settings)
-    catalogue = Catalogue.load(settings.schemas_dir)
-    types = checked_types(catalogue)
+    inputs = inputs or IngestInputs.load(settings)
     real_time = trigger is not None and trigger.real_time
-    raw = raw_source(spark, bootstrap, config, real_time)
-    classified = classify(raw, types, config.max_record_bytes)
     routed = route(
-        observe_outcomes(classified, F.col(ERROR)),
-        types,
-        catalogue,
+        observe_outcomes(inputs.classified(spark, config, real_time), F.col(ERROR)),
+        inputs.types,
+        inputs.catalogue,
         config.records_prefix,
         config.invalid_topic,
         instance_id,
         config.trace_sample_ratio,
     )
     checkpoint = str(config.checkpoints(settings) / "routing")
-    writer = _kafka_sink(routed, bootstrap, checkpoint, "ingest-routing")
+    writer = _kafka_sink(routed, inputs.bootstrap, checkpoint, "ingest-routing")
     if real_time:
         return _real_time(writer, spark, config.checkpoint_interval).start()
     return writer.trigger(processingTime=config.trigger).start()
 
 
-def start_counting(spark: SparkSession, settings: Settings, config: IngestConfig) -> StreamingQuery:
+def start_counting(
+    spark: SparkSession,
+    settings: Settings,
+    config: IngestConfig,
+    inputs: IngestInputs | None = None,
+) -> StreamingQuery:
     """raw -> classify -> 1 s windows -> metrics.windows (stateful, update mode)."""
-    bootstrap = resolve_bootstrap(settings)
-    catalogue = Catalogue.load(settings.schemas_dir)
-    types = checked_types(catalogue)
-    placed = classify_window(
-        classify(raw_source(spark, bootstrap, config), types, config.max_record_bytes),
-        config.allowed_lateness_ms,
-    )
+    inputs = inputs or IngestInputs.load(settings)
+    placed = classify_window(inputs.classified(spark, config), config.allowed_lateness_ms)
     windows = window_records(
-        count_windows(placed, config.watermark_delay), catalogue, config.windows_topic
+        count_windows(placed, config.watermark_delay), inputs.catalogue, config.windows_topic
     )
     checkpoint = str(config.checkpoints(settings) / "counts")
-    sink = _kafka_sink(windows, bootstrap, checkpoint, "ingest-counts")
+    sink = _kafka_sink(windows, inputs.bootstrap, checkpoint, "ingest-counts")
     return sink.trigger(processingTime=config.trigger).outputMode("update").start()
 
 
@@ -180,18 +156,20 @@ def query_starters(
     when tracing is on. Routing runs as ``trigger`` says (default: as :func:`plan_trigger`
     decides for ``spark``)."""
     trigger = trigger or plan_trigger(spark, settings, config)
+    inputs = IngestInputs.load(settings)  # one catalogue and classification for every query
     starters: dict[str, Callable[[], StreamingQuery]] = {
-        "ingest-routing": lambda: start_routing(spark, settings, config, instance_id, trigger),
-        "ingest-counts": lambda: start_counting(spark, settings, config),
+        "ingest-routing": lambda: start_routing(
+            spark, settings, config, instance_id, trigger, inputs
+        ),
+        "ingest-counts": lambda: start_counting(spark, settings, config, inputs),
     }
     if tracing is not None and tracing.enabled:
         live = tracing
 
         def traces() -> StreamingQuery:
-            raw = raw_source(spark, resolve_bootstrap(settings), config)
-            types = checked_types(Catalogue.load(settings.schemas_dir))
             checkpoint = str(config.checkpoints(settings) / "traces")
-            return start_trace_export(spark, raw, types, config, checkpoint, live)
+            raw = inputs.raw(spark, config)
+            return start_trace_export(spark, raw, inputs.types, config, checkpoint, live)
 
         starters["ingest-traces"] = traces
     return starters

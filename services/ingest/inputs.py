@@ -1,0 +1,57 @@
+"""What every ingest query starts from: the raw topics, read and classified one way.
+
+The routing, counting and trace-export queries each need their own Kafka source (a streaming
+query owns its offsets), but the rest is the same for all of them and is worked out once per job
+start: where Kafka is, the schema catalogue, the checked record types, and the one definition of
+classification (:func:`~services.ingest.validation.classify`) applied to a raw source. A query
+restarted in place (SPARK-55271) reuses it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+
+from services.ingest.config import IngestConfig
+from services.ingest.validation import CheckedType, checked_types, classify
+from shared.avro.catalogue import Catalogue
+from shared.kafka.config import resolve_bootstrap
+from shared.settings import Settings
+
+
+@dataclass(frozen=True)
+class IngestInputs:
+    bootstrap: str
+    catalogue: Catalogue
+    #: record type -> its schema's checked fields
+    types: dict[str, CheckedType]
+
+    @classmethod
+    def load(cls, settings: Settings) -> IngestInputs:
+        catalogue = Catalogue.load(settings.schemas_dir)
+        return cls(resolve_bootstrap(settings), catalogue, checked_types(catalogue))
+
+    def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
+        """Every raw topic, by pattern, with headers (for trace context).
+
+        A micro-batch reads at most ``max_offsets_per_trigger`` records, so a backlog drains in
+        bounded steps; real-time mode refuses that option (its tasks read as records come)."""
+        reader = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("subscribePattern", config.raw_pattern)
+            .option("startingOffsets", config.starting_offsets)
+            .option("includeHeaders", "true")
+            .option("failOnDataLoss", "false")
+            .option("kafka.metadata.max.age.ms", "5000")  # a new raw.<type> topic within seconds
+        )
+        if not real_time:
+            reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+        return reader.load()
+
+    def classified(
+        self, spark: SparkSession, config: IngestConfig, real_time: bool = False
+    ) -> DataFrame:
+        """The raw records, each with its one outcome (valid, or an error code)."""
+        return classify(self.raw(spark, config, real_time), self.types, config.max_record_bytes)
