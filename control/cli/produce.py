@@ -15,6 +15,7 @@ from pathlib import Path
 
 from shared.errors import ConfigError
 from shared.settings import Settings
+from shared.topic_names import RAW, TopicNames
 from tools.loadgen.config import StreamConfig
 from tools.loadgen.event_time import default_start_ms, effective_pace
 from tools.loadgen.fraud import PATTERNS
@@ -59,7 +60,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=",".join(PATTERNS),
         help=f"comma-separated fraud patterns to plant, or 'none' ({','.join(PATTERNS)})",
     )
-    parser.add_argument("--topic-prefix", default="raw", help="records go to <prefix>.<type> (raw)")
+    parser.add_argument(
+        "--topic-prefix",
+        default=RAW,
+        help="records go to <prefix>.<type> (raw: the mesh's raw topics, under MESH_TOPIC_PREFIX)",
+    )
     parser.add_argument(
         "--ground-truth",
         type=Path,
@@ -134,6 +139,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from tools.loadgen.run import SendOptions, dry_run, produce_to_kafka
 
     config = stream_config(args)
+    if args.topic_prefix == RAW:  # the mesh's own raw topics, wherever its prefix puts them
+        args.topic_prefix = TopicNames.of(settings).raw_family
     if not _TOPIC_PREFIX.fullmatch(args.topic_prefix):
         raise ConfigError(
             f"--topic-prefix {args.topic_prefix!r} is not usable in a Kafka topic name: "

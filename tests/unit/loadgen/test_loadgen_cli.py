@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -72,6 +73,24 @@ def test_dry_run_prints_counts_and_writes_ground_truth_under_mesh_home(
     truth = settings.home / "loadgen" / "ground-truth-seed9.jsonl"
     run = json.loads(truth.read_text().splitlines()[0])
     assert run["count"] == 3000 and run["seed"] == 9
+
+
+def test_the_default_raw_topics_follow_the_mesh_prefix(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --topic-prefix the records go to the mesh's raw topics, under MESH_TOPIC_PREFIX;
+    a prefix given explicitly is taken as it is."""
+    private = dataclasses.replace(settings, topic_prefix="mesh-1a2b.")
+    args = _parse("--dry-run", "--no-progress", "--count", "100", "--seed", "7")
+    assert produce.run(args, private) == 0
+    truth = private.home / "loadgen" / "ground-truth-seed7.jsonl"
+    topics = json.loads(truth.read_text().splitlines()[0])["topics"]
+    assert topics == ["mesh-1a2b.raw.transactions", "mesh-1a2b.raw.logins"]
+    args = _parse("--dry-run", "--no-progress", "--count", "100", "--seed", "8",
+                  "--topic-prefix", "elsewhere")  # fmt: skip
+    assert produce.run(args, private) == 0
+    truth = private.home / "loadgen" / "ground-truth-seed8.jsonl"
+    assert json.loads(truth.read_text().splitlines()[0])["topics"][0] == "elsewhere.transactions"
 
 
 def test_stream_config_from_arguments_uses_the_fixed_start_time() -> None:
