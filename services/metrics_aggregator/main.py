@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
@@ -68,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
         settings = Settings.from_env()
+        if args.topic_prefix is not None:  # one prefix for what it reads and what it reports
+            settings = replace(settings, topic_prefix=args.topic_prefix)
         config = AggregatorConfig.from_settings(
             settings,
             checkpoint_dir=args.checkpoint_dir,
@@ -76,7 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             master=args.master,
             shuffle_partitions=args.shuffle_partitions,
             max_offsets_per_trigger=args.max_offsets_per_trigger,
-            topic_prefix=args.topic_prefix,
             stale_after_s=args.stale_after,
         )
         bootstrap = resolve_bootstrap(settings)
