@@ -92,9 +92,13 @@ class LocalServer(Generic[InfoT]):
         return info
 
     def stop(self, timeout: float = 30.0) -> bool:
-        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); False if none ran."""
-        stopped = self.process.stop(timeout)
-        self._unpublish()
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); False if none ran.
+
+        Under the start lock, so a start from another process cannot publish its address in
+        between and have it removed here."""
+        with folder_lock(self.dir / "starting", self.error):
+            stopped = self.process.stop(timeout)
+            self._unpublish()
         return stopped is not None
 
     def tail_log(self, lines: int = 10) -> str:
