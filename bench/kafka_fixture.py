@@ -24,7 +24,7 @@ def bench_cluster(settings: Settings) -> Iterator[Settings]:
     with tempfile.TemporaryDirectory(prefix="mesh-bench-") as home:
         private = replace(settings, home=Path(home), broker_port=0)
         broker = LocalBroker(private)
-        info, _ = broker.start()
+        info, _ = broker.ensure_started()
         try:
             yield replace(private, bootstrap_servers=info.bootstrap)
         finally:

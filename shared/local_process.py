@@ -147,14 +147,23 @@ class LocalProcess:
 
 def stray_pids(home: Path) -> list[int]:
     """Live processes carrying a tag of ``home`` (started by a LocalProcess there, or their
-    children): after every service was stopped by its pid file, whatever is left was lost."""
+    children) whose LocalProcess no longer runs by its pid file: they were lost. (What still
+    runs tracked, such as the broker that `mesh down` stops last, is not a stray.)"""
     prefix = f"{TAG_VARIABLE}={home}/".encode()
-    # <home>/<name>, and a name has no slash: a home nested inside this one is not ours.
-    return _pids_with(
-        lambda environ: any(
-            item.startswith(prefix) and b"/" not in item[len(prefix) :] for item in environ
-        )
-    )
+    tracked: dict[str, bool] = {}
+
+    def lost(environ: list[bytes]) -> bool:
+        for item in environ:
+            # <home>/<name>, and a name has no slash: a home nested inside this one is not ours.
+            name = item[len(prefix) :]
+            if item.startswith(prefix) and b"/" not in name:
+                key = name.decode(errors="replace")
+                if key not in tracked:
+                    tracked[key] = LocalProcess(key, home).running() is not None
+                return not tracked[key]
+        return False
+
+    return _pids_with(lost)
 
 
 def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:

@@ -32,7 +32,7 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("mesh-home")
     settings = replace(Settings.from_env(), home=home, broker_port=0, bootstrap_servers="")
     broker = LocalBroker(settings)
-    info, _ = broker.start()
+    info, _ = broker.ensure_started()
     try:
         yield info.bootstrap
     finally:

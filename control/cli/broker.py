@@ -26,7 +26,7 @@ def ensure_broker(settings: Settings) -> str:
         )
         return settings.bootstrap_servers
     fetch(bundle("kafka"), settings)
-    info, started = LocalBroker(settings).start()
+    info, started = LocalBroker(settings).ensure_started()
     if started:
         moved = (
             "" if info.port == settings.broker_port else f" (port {settings.broker_port} was busy)"

@@ -1,31 +1,28 @@
 """A single-node Apache Kafka broker in KRaft mode, run from the jar cache on loopback.
 
-The broker is an ordinary child process of whoever starts it (``mesh broker start`` / ``mesh up``,
-or the test session), with its data, log, pid file and published address under
-``MESH_HOME/kafka``. Starting is idempotent and serialised by a file lock, so two ``mesh up`` at
-once never start two brokers; stopping only signals the process this module started (the pid file
-must point at a JVM running our own config file).
+The broker is a local server like the others (:mod:`control.servers.local_server`): an ordinary
+:class:`~shared.local_process.LocalProcess` called ``kafka``, with its data, log, pid file and
+published address under ``MESH_HOME/kafka``. Starting is idempotent and serialised by a file lock,
+so two ``mesh up`` at once never start two brokers; stopping only signals the process this folder
+started (the pid file must point at a process carrying this folder's tag). Its address goes to
+``MESH_HOME/kafka/bootstrap`` (what :func:`shared.kafka.config.resolve_bootstrap` reads) only once
+it answers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
-import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
+from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
 from shared.errors import MeshError
-from shared.file_lock import folder_lock
 from shared.jar_cache import classpath
 from shared.kafka.config import bootstrap_file
-from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -49,60 +46,76 @@ class BrokerInfo:
         return f"{self.host}:{self.port}"
 
 
-class LocalBroker:
+class LocalBroker(LocalServer[BrokerInfo]):
     """Start, find and stop the local broker whose files live in ``settings.home / "kafka"``."""
 
+    name = "kafka"
+    program = "the Kafka broker"
+    error = BrokerError
+
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.dir = settings.home / "kafka"
+        super().__init__(settings, start_timeout_s=settings.broker_start_timeout)
         self.data_dir = self.dir / "data"
         self.config_file = self.dir / "server.properties"
-        self.pid_file = self.dir / "broker.json"
-        self.log_file = self.dir / "broker.log"
+        self.pid_file = self.process.pid_file
+        self.log_file = self.process.log_file
+        #: Where it listens (ports, host); the pid is the process's own (``process.json``).
+        self.info_file = self.dir / "broker.json"
+        self._admin: Any = None
 
-    # ----------------------------------------------------------------- queries
-    def running(self) -> BrokerInfo | None:
-        """The broker this folder owns, if its process is alive; stale pid files are removed."""
-        try:
-            info = BrokerInfo(**json.loads(self.pid_file.read_text()))
-        except (FileNotFoundError, ValueError, TypeError):
-            return None
-        if self._owns(info.pid):
-            return info
-        self._forget()
-        return None
+    # what differs from the other local servers ----------------------------------------------
+    def _launch_plan(self) -> tuple[list[str], BrokerInfo]:
+        host = self.settings.broker_host
+        port, controller_port = self._choose_ports(host)
+        self._write_config(host, port, controller_port)
+        self._format_storage()
+        return self._java("kafka.Kafka", str(self.config_file)), BrokerInfo(
+            0, port, controller_port, host
+        )
 
-    def _owns(self, pid: int) -> bool:
-        """True when ``pid`` is a live JVM running ``kafka.Kafka`` with our config file."""
+    def _ready(self, info: BrokerInfo) -> bool:
+        """The admin API answers with the broker in its metadata."""
+        from confluent_kafka.admin import AdminClient
+
+        if self._admin is None:
+            self._admin = AdminClient({"bootstrap.servers": info.bootstrap, "log_level": 0})
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
+            return bool(self._admin.list_topics(timeout=1).brokers)
+        except Exception:  # not up yet: the next probe asks again
             return False
-        return b"kafka.Kafka" in cmdline and str(self.config_file).encode() in cmdline
 
-    # ----------------------------------------------------------------- start
-    def start(self) -> tuple[BrokerInfo, bool]:
-        """Start the broker unless it runs; returns its info and whether this call started it."""
-        with self._lock():
-            existing = self.running()
-            if existing is not None:
-                return existing, False
-            host = self.settings.broker_host
-            port, controller_port = self._choose_ports(host)
-            self._write_config(host, port, controller_port)
-            self._format_storage()
-            process = self._launch()
-            info = BrokerInfo(process.pid, port, controller_port, host)
-            self.pid_file.write_text(json.dumps(info.__dict__))
-            try:
-                self._wait_ready(info, process)
-            except BaseException:
-                self._kill(process.pid)
-                self._forget()
-                raise
-            bootstrap_file(self.settings).write_text(info.bootstrap + "\n")
-            return info, True
+    def _describe(self, info: BrokerInfo) -> str:
+        return f"on {info.bootstrap}"
 
+    def _timeout_hint(self) -> str:
+        return " (raise MESH_BROKER_START_TIMEOUT)"
+
+    def _published(self) -> BrokerInfo | None:
+        """The broker this folder owns, if its process is alive; a dead one's address files
+        are removed, so no client is sent to it."""
+        process = self.process.running()
+        if process is None:
+            self._unpublish()
+            return None
+        try:
+            where = json.loads(self.info_file.read_text())
+            return BrokerInfo(process.pid, where["port"], where["controller_port"], where["host"])
+        except (FileNotFoundError, ValueError, TypeError, KeyError):
+            return None
+
+    def _publish(self, info: BrokerInfo) -> None:
+        where = {"port": info.port, "controller_port": info.controller_port, "host": info.host}
+        self.info_file.write_text(json.dumps(where))
+
+    def _announce(self, info: BrokerInfo) -> None:
+        """Clients find it through the bootstrap file only once it answers."""
+        bootstrap_file(self.settings).write_text(info.bootstrap + "\n")
+
+    def _unpublish(self) -> None:
+        for path in (self.info_file, bootstrap_file(self.settings)):
+            path.unlink(missing_ok=True)
+
+    # the broker's own preparation ----------------------------------------------------------
     def _choose_ports(self, host: str) -> tuple[int, int]:
         """The preferred port or the next free one; a separate free port for the controller."""
         port = first_free(host, self.settings.broker_port)
@@ -167,75 +180,6 @@ class LocalBroker:
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()[-1:]
             raise BrokerError(f"formatting {self.data_dir} failed: {' '.join(detail)}")
-
-    def _launch(self) -> subprocess.Popen[bytes]:
-        log = self.log_file.open("ab")
-        try:
-            return subprocess.Popen(
-                self._java("kafka.Kafka", str(self.config_file)),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,  # a Ctrl-C in the caller's terminal does not kill it
-            )
-        finally:
-            log.close()
-
-    def _wait_ready(self, info: BrokerInfo, process: subprocess.Popen[bytes]) -> None:
-        """Poll the admin API until the broker answers with itself in the metadata."""
-        from confluent_kafka.admin import AdminClient
-
-        deadline = time.monotonic() + self.settings.broker_start_timeout
-        admin = AdminClient({"bootstrap.servers": info.bootstrap, "log_level": 0})
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise BrokerError(
-                    f"the Kafka broker exited with code {process.returncode} while starting; "
-                    f"last log lines: {self.tail_log(5)}"
-                )
-            with contextlib.suppress(Exception):
-                metadata = admin.list_topics(timeout=1)
-                if metadata.brokers:
-                    return
-            time.sleep(0.2)
-        raise BrokerError(
-            f"the Kafka broker did not answer on {info.bootstrap} within "
-            f"{self.settings.broker_start_timeout:.0f} s (raise MESH_BROKER_START_TIMEOUT, "
-            f"or read {self.log_file})"
-        )
-
-    # ----------------------------------------------------------------- stop
-    def stop(self, timeout: float = 30.0) -> BrokerInfo | None:
-        """Stop our broker (SIGTERM, then SIGKILL after ``timeout``); None if none was running."""
-        with self._lock():
-            info = self.running()
-            if info is None:
-                return None
-            os.kill(info.pid, signal.SIGTERM)
-            if not wait_gone(info.pid, timeout):
-                self._kill(info.pid)
-            self._forget()
-            return info
-
-    def _kill(self, pid: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        wait_gone(pid, 10)
-
-    def _forget(self) -> None:
-        for path in (self.pid_file, bootstrap_file(self.settings)):
-            path.unlink(missing_ok=True)
-
-    # ----------------------------------------------------------------- helpers
-    def tail_log(self, lines: int) -> str:
-        try:
-            text = self.log_file.read_text(errors="replace").strip().splitlines()
-        except FileNotFoundError:
-            return "(no log)"
-        return " | ".join(text[-lines:])
-
-    def _lock(self) -> contextlib.AbstractContextManager[None]:
-        return folder_lock(self.dir, BrokerError)
 
 
 def _kraft_cluster_id() -> str:

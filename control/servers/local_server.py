@@ -68,6 +68,13 @@ class LocalServer(Generic[InfoT]):
     def _unpublish(self) -> None:
         raise NotImplementedError
 
+    def _announce(self, info: InfoT) -> None:
+        """Once it answers: anything published only for a ready server (default: nothing)."""
+
+    def _timeout_hint(self) -> str:
+        """What to change when it does not answer in time, for the message ("" if nothing)."""
+        return ""
+
     # the protocol ----------------------------------------------------------------------------
     def running(self) -> InfoT | None:
         """Where the server listens if its process is alive (it may still be starting)."""
@@ -75,6 +82,11 @@ class LocalServer(Generic[InfoT]):
 
     def start(self) -> InfoT:
         """Start unless running, wait until it answers; where it listens."""
+        return self.ensure_started()[0]
+
+    def ensure_started(self) -> tuple[InfoT, bool]:
+        """Start unless running, wait until it answers; where it listens, and whether this call
+        started it."""
         started = False
         with folder_lock(self.dir / "starting", self.error):
             info = self.running()
@@ -83,23 +95,27 @@ class LocalServer(Generic[InfoT]):
                 self._publish(info)
                 env = {k: v for k, v in os.environ.items() if not k.startswith(self.foreign_env)}
                 _, started = self.process.start(command, env)
+                info = self.running() or info
         try:
             self._wait_ready(info)
         except BaseException:
             if started:
                 self.stop(timeout=5)
             raise
-        return info
+        self._announce(info)
+        return info, started
 
-    def stop(self, timeout: float = 30.0) -> bool:
-        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); False if none ran.
+    def stop(self, timeout: float = 30.0) -> InfoT | None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); where it listened, or None
+        if none ran.
 
         Under the start lock, so a start from another process cannot publish its address in
         between and have it removed here."""
         with folder_lock(self.dir / "starting", self.error):
+            info = self.running()
             stopped = self.process.stop(timeout)
             self._unpublish()
-        return stopped is not None
+        return info if stopped is not None else None
 
     def tail_log(self, lines: int = 10) -> str:
         return " | ".join(self.process.tail_log(lines)) or "(no log)"
@@ -117,6 +133,6 @@ class LocalServer(Generic[InfoT]):
             time.sleep(POLL_S)
         raise self.error(
             f"{self.program} did not answer {self._describe(info)} within "
-            f"{self.start_timeout_s:.0f} s; last lines of {self.process.log_file}: "
-            f"{self.tail_log()}"
+            f"{self.start_timeout_s:.0f} s{self._timeout_hint()}; last lines of "
+            f"{self.process.log_file}: {self.tail_log()}"
         )

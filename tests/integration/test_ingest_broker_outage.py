@@ -47,7 +47,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
     base = replace(Settings.from_env(), home=tmp_path / "mesh", broker_port=port,
                    bootstrap_servers="")  # fmt: skip
     broker = LocalBroker(base)
-    info, _ = broker.start()
+    info, _ = broker.ensure_started()
     settings = replace(base, bootstrap_servers=info.bootstrap)
     prefix = "outage"
     raw = [f"{prefix}.raw.transactions", f"{prefix}.raw.logins"]
@@ -85,7 +85,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         acknowledged_at_kill = feed.acknowledged
         time.sleep(OUTAGE_S)
         assert feed.running, "the feed ended during the outage"
-        again, restarted = broker.start()
+        again, restarted = broker.ensure_started()
         assert restarted and again.port == info.port, "the broker came back elsewhere"
         back_at = time.monotonic()
         wait_for_leaders(AdminClient({"bootstrap.servers": again.bootstrap}),

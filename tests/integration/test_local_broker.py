@@ -26,7 +26,8 @@ def private_broker(tmp_path):
 def test_concurrent_starts_launch_one_broker_and_restart_keeps_topics(private_broker):
     results = []
     threads = [
-        threading.Thread(target=lambda: results.append(private_broker.start())) for _ in "ab"
+        threading.Thread(target=lambda: results.append(private_broker.ensure_started()))
+        for _ in "ab"
     ]
     for thread in threads:
         thread.start()
@@ -45,7 +46,7 @@ def test_concurrent_starts_launch_one_broker_and_restart_keeps_topics(private_br
         os.kill(first.pid, 0)
     assert private_broker.running() is None
 
-    again, started = private_broker.start()
+    again, started = private_broker.ensure_started()
     assert started and again.pid != first.pid
     metadata = AdminClient({"bootstrap.servers": again.bootstrap}).list_topics(timeout=10)
     assert len(metadata.topics["kept"].partitions) == 3
@@ -55,7 +56,7 @@ def test_stop_leaves_a_foreign_process_alone(private_broker, tmp_path):
     """A stale pid file that points at someone else's process is ignored, not killed."""
     private_broker.dir.mkdir(parents=True)
     private_broker.pid_file.write_text(
-        json.dumps({"pid": os.getpid(), "port": 1, "controller_port": 2, "host": "127.0.0.1"})
+        json.dumps({"name": "kafka", "pid": os.getpid(), "started": 0.0, "command": ["java"]})
     )
     assert private_broker.running() is None
     assert private_broker.stop() is None
@@ -70,7 +71,7 @@ def test_a_busy_preferred_port_moves_the_broker_to_a_free_one(tmp_path):
         settings = replace(Settings.from_env({}), home=tmp_path / "home", broker_port=taken)
         broker = LocalBroker(settings)
         try:
-            info, started = broker.start()
+            info, started = broker.ensure_started()
             assert started and info.port != taken
             assert (
                 AdminClient({"bootstrap.servers": info.bootstrap}).list_topics(timeout=10).brokers
