@@ -77,10 +77,11 @@ class LocalBroker(LocalServer[BrokerInfo]):
         """The admin API answers with the broker in its metadata."""
         from confluent_kafka.admin import AdminClient
 
-        if self._admin is None:
-            self._admin = AdminClient({"bootstrap.servers": info.bootstrap, "log_level": 0})
+        if self._admin is None or self._admin[0] != info.bootstrap:  # a restart may move it
+            client = AdminClient({"bootstrap.servers": info.bootstrap, "log_level": 0})
+            self._admin = (info.bootstrap, client)
         try:
-            return bool(self._admin.list_topics(timeout=1).brokers)
+            return bool(self._admin[1].list_topics(timeout=1).brokers)
         except Exception:  # not up yet: the next probe asks again
             return False
 
