@@ -8,7 +8,7 @@ from pathlib import Path
 from shared.kafka.apply import Action, apply_topics
 from shared.kafka.config import admin_config, resolve_bootstrap
 from shared.kafka.inspect import topic_views
-from shared.kafka.topics import declared_topics, load_topics
+from shared.kafka.topics import declared_topics, load_topics, with_prefix
 from shared.settings import Settings
 
 
@@ -27,14 +27,16 @@ def apply_declared(settings: Settings, path: str | None = None) -> int:
     """Apply the declaration and print one line per topic; exit 1 when drift remains."""
     from confluent_kafka.admin import AdminClient
 
-    specs = declared_topics(settings) if path is None else load_topics(Path(path))
+    source = settings.topics_file if path is None else Path(path)
+    # Under the mesh's prefix either way: a private mesh applies its own names.
+    specs = with_prefix(load_topics(source), settings.topic_prefix)
     admin = AdminClient(admin_config(settings, log_level=2))
     outcomes = apply_topics(admin, specs)
     for outcome in outcomes:
         print(outcome.line())
     drift = [o for o in outcomes if o.action is Action.DRIFT]
     if drift:
-        print(f"{len(drift)} topic(s) drifted from {settings.topics_file.name}; see above")
+        print(f"{len(drift)} topic(s) drifted from {source.name}; see above")
         return 1
     return 0
 
