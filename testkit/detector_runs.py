@@ -18,7 +18,7 @@ from typing import Any
 
 from shared.json_files import read_json
 from shared.kafka.backpressure import produce_waiting
-from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.config import consumer_config, producer_config, resolve_bootstrap
 from shared.settings import PROJECT_ROOT, Settings
 from tools.loadgen.avro_feed import FeedRecord, encoders
 
@@ -160,7 +160,7 @@ class DetectorProcess:
     ) -> None:
         env = {
             **os.environ,
-            "MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
+            "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
             **(env or {}),
         }
         self.log_path = log_path
