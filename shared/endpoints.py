@@ -2,24 +2,29 @@
 
 A setting (MESH_BOOTSTRAP_SERVERS, MESH_OTLP_ENDPOINT, MESH_INFLUX_URL) always wins. Without one,
 the local servers `mesh up` starts publish their address in a file under ``$MESH_HOME/<server>/``
-and this module reads it, only while the server's process is alive. The control plane's server
+and this module reads it, only while the server's process is alive (a dead broker's address is
+"no Kafka broker: start one", not a client that times out). The control plane's server
 managers (:mod:`control.servers`) write these files; the services only read them, so a service
 never imports the code that starts a server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
-from shared.kafka.config import resolve_bootstrap
+from shared.errors import MeshError
 from shared.local_process import LocalProcess
 from shared.settings import Settings
 from shared.tracing.jaeger_api import BackendInfo
 
 __all__ = [
+    "BROKER",
     "INFLUXDB",
     "TRACE_BACKEND",
+    "NoBrokerError",
+    "bootstrap_file",
     "influx_url_file",
     "local_influx_url",
     "local_trace_backend",
@@ -28,8 +33,33 @@ __all__ = [
     "trace_backend_file",
 ]
 
-#: The local processes (and their folders under MESH_HOME) of the InfluxDB and the trace backend.
-INFLUXDB, TRACE_BACKEND = "influxdb", "jaeger"
+#: The local processes (and their folders under MESH_HOME) of the three local servers.
+BROKER, INFLUXDB, TRACE_BACKEND = "kafka", "influxdb", "jaeger"
+
+
+class NoBrokerError(MeshError):
+    """No Kafka is configured and no local broker is running."""
+
+
+def bootstrap_file(home: Path) -> Path:
+    """Where a running local broker publishes its ``host:port`` (once it answers)."""
+    return home / BROKER / "bootstrap"
+
+
+def resolve_bootstrap(settings: Settings) -> str:
+    """The bootstrap servers to use: MESH_BOOTSTRAP_SERVERS, else the local broker's address."""
+    if settings.bootstrap_servers:
+        return settings.bootstrap_servers
+    address = ""
+    if LocalProcess(BROKER, settings.home).running() is not None:
+        with contextlib.suppress(FileNotFoundError):
+            address = bootstrap_file(settings.home).read_text().strip()
+    if not address:
+        raise NoBrokerError(
+            "no Kafka broker: start one with `mesh broker start` (or `mesh up`), "
+            "or set MESH_BOOTSTRAP_SERVERS=host:port"
+        )
+    return address
 
 
 def influx_url_file(home: Path) -> Path:
@@ -43,12 +73,13 @@ def trace_backend_file(home: Path) -> Path:
 
 
 def local_influx_url(settings: Settings) -> str | None:
-    """The URL of the mesh's own InfluxDB if its process is alive (it may still be starting)."""
-    if LocalProcess(INFLUXDB, settings.home).running() is None:
-        return None
+    """The URL of the mesh's own InfluxDB if its process is alive (it may still be starting);
+    None too when its files cannot be read (the aggregator asks again later)."""
     try:
+        if LocalProcess(INFLUXDB, settings.home).running() is None:
+            return None
         return influx_url_file(settings.home).read_text().strip() or None
-    except FileNotFoundError:
+    except OSError:
         return None
 
 

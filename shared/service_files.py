@@ -13,6 +13,8 @@ from typing import Any
 
 #: The local processes (and their folders under MESH_HOME) of the two Spark jobs.
 INGEST, METRICS_AGGREGATOR = "ingest", "metrics_aggregator"
+#: How ingest routes, as its file says (services.ingest.trigger_mode decides which).
+REAL_TIME, MICRO_BATCH = "real-time", "micro-batch"
 
 
 def ingest_mode_file(home: Path) -> Path:
@@ -31,6 +33,6 @@ def routing_mode_text(saved: Mapping[str, Any] | None) -> str:
         return ""
     text = f"{saved['ingest_mode']} on {saved.get('master', '?')} ({saved['raw_partitions']} raw "
     text += "partitions)"
-    if saved["ingest_mode"] != "real-time":
+    if saved["ingest_mode"] != REAL_TIME:
         text += f": {saved['reason']}"
     return text

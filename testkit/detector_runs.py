@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json
 from shared.kafka.backpressure import produce_waiting
-from shared.kafka.config import consumer_config, producer_config, resolve_bootstrap
+from shared.kafka.config import consumer_config, producer_config
 from shared.settings import PROJECT_ROOT, Settings
 from tools.loadgen.avro_feed import FeedRecord, encoders
 

@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
-from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import topic_views
 from shared.kafka.topics import declared_topics
 from shared.settings import Settings

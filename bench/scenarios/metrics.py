@@ -185,7 +185,7 @@ def run_aggregator(settings: Settings) -> Result:
     from services.metrics_aggregator.decode import classify, valid
     from services.metrics_aggregator.service import AggregatorRun
     from shared.avro.catalogue import Catalogue
-    from shared.kafka.config import resolve_bootstrap
+    from shared.endpoints import resolve_bootstrap
     from shared.spark_session import spark_session
 
     prefix = f"bench.agg.{uuid.uuid4().hex[:8]}."

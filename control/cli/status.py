@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from control.servers.broker import LocalBroker
 from control.supervised_service import supervised_child
+from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json
-from shared.kafka.config import resolve_bootstrap
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
 from shared.kafka.topics import declared_topics
 from shared.local_process import LocalProcess, ProcessInfo

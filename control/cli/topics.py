@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from shared.endpoints import resolve_bootstrap
 from shared.kafka.apply import Action, apply_topics
-from shared.kafka.config import admin_config, resolve_bootstrap
+from shared.kafka.config import admin_config
 from shared.kafka.inspect import topic_views
 from shared.kafka.topics import declared_topics, load_topics, with_prefix
 from shared.settings import Settings

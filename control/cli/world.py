@@ -12,7 +12,7 @@ import argparse
 
 from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
-from shared.kafka.config import resolve_bootstrap
+from shared.endpoints import resolve_bootstrap
 from shared.kafka.inspect import consumer_groups, topic_views
 from shared.kafka.topics import declared_topics
 from shared.local_process import stop_strays

@@ -19,9 +19,8 @@ from typing import Any
 
 from control.deploy.releases import Release
 from control.supervised_service import start_supervised, supervisor_file
-from shared.endpoints import resolve_otlp_endpoint
+from shared.endpoints import resolve_bootstrap, resolve_otlp_endpoint
 from shared.json_files import read_json
-from shared.kafka.config import resolve_bootstrap
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.process_usage import ProcessUsage, process_usage
 from shared.settings import Settings

@@ -16,7 +16,7 @@ from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
 from shared.detector import load_manifest
-from shared.kafka.config import resolve_bootstrap
+from shared.endpoints import resolve_bootstrap
 from shared.local_process import ProcessInfo
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames

@@ -20,7 +20,7 @@ from control.deploy.instances import replicas
 from control.deploy.lifecycle import Say
 from control.deploy.registry import RUNNING, Deployment, Registry
 from shared.detector import load_manifest
-from shared.kafka.config import resolve_bootstrap
+from shared.endpoints import resolve_bootstrap
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 

@@ -11,8 +11,7 @@ import os
 import sys
 
 from control.supervised_service import start_supervised
-from shared.endpoints import resolve_otlp_endpoint
-from shared.kafka.config import resolve_bootstrap
+from shared.endpoints import resolve_bootstrap, resolve_otlp_endpoint
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.service_files import INGEST
 from shared.settings import Settings

@@ -5,7 +5,7 @@ The broker is a local server like the others (:mod:`control.servers.local_server
 published address under ``MESH_HOME/kafka``. Starting is idempotent and serialised by a file lock,
 so two ``mesh up`` at once never start two brokers; stopping only signals the process this folder
 started (the pid file must point at a process carrying this folder's tag). Its address goes to
-``MESH_HOME/kafka/bootstrap`` (what :func:`shared.kafka.config.resolve_bootstrap` reads) only once
+``MESH_HOME/kafka/bootstrap`` (what :func:`shared.endpoints.resolve_bootstrap` reads) only once
 it answers.
 """
 
@@ -20,9 +20,9 @@ from typing import Any
 
 from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
+from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
-from shared.kafka.config import bootstrap_file
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -49,7 +49,7 @@ class BrokerInfo:
 class LocalBroker(LocalServer[BrokerInfo]):
     """Start, find and stop the local broker whose files live in ``settings.home / "kafka"``."""
 
-    name = "kafka"
+    name = BROKER
     program = "the Kafka broker"
     error = BrokerError
 
@@ -110,10 +110,10 @@ class LocalBroker(LocalServer[BrokerInfo]):
 
     def _announce(self, info: BrokerInfo) -> None:
         """Clients find it through the bootstrap file only once it answers."""
-        bootstrap_file(self.settings).write_text(info.bootstrap + "\n")
+        bootstrap_file(self.settings.home).write_text(info.bootstrap + "\n")
 
     def _unpublish(self) -> None:
-        for path in (self.info_file, bootstrap_file(self.settings)):
+        for path in (self.info_file, bootstrap_file(self.settings.home)):
             path.unlink(missing_ok=True)
 
     # the broker's own preparation ----------------------------------------------------------

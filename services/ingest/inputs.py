@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from services.ingest.config import IngestConfig
 from services.ingest.validation import CheckedType, checked_types, classify
 from shared.avro.catalogue import Catalogue
-from shared.kafka.config import resolve_bootstrap
+from shared.endpoints import resolve_bootstrap
 from shared.settings import Settings
 
 

@@ -43,9 +43,9 @@ from services.ingest.trigger_mode import (
 )
 from services.ingest.validation import ERROR
 from services.ingest.windows import classify_window, count_windows, window_records
+from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import write_json_atomic
-from shared.kafka.config import resolve_bootstrap
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file
 from shared.settings import Settings

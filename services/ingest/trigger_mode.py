@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.errors import ConfigError
+from shared.service_files import MICRO_BATCH, REAL_TIME
 
-REAL_TIME = "real-time"
-MICRO_BATCH = "micro-batch"
 MODES = (REAL_TIME, MICRO_BATCH)
 
 #: Task slots kept for the micro-batch queries beside the real-time one (counts, span export).

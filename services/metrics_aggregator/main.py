@@ -20,8 +20,8 @@ from typing import NoReturn
 from services.metrics_aggregator.config import NAME, AggregatorConfig
 from services.metrics_aggregator.status import STOPPED
 from shared.avro.catalogue import Catalogue
+from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
-from shared.kafka.config import resolve_bootstrap
 from shared.settings import Settings
 
 log = logging.getLogger("services.metrics_aggregator")

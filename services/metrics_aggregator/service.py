@@ -43,10 +43,10 @@ from services.metrics_aggregator.status import (
 from services.metrics_aggregator.windows import window_counts
 from shared import endpoints
 from shared.avro.catalogue import Catalogue
+from shared.endpoints import resolve_bootstrap
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
-from shared.kafka.config import resolve_bootstrap
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -54,14 +54,6 @@ log = logging.getLogger(__name__)
 SERIES, WINDOWS, DEAD_LETTERS = "series", "windows", "dead_letters"
 #: Seconds between two looks for the local InfluxDB when no URL is configured.
 LOCAL_INFLUX_CHECK_S = 10.0
-
-
-def local_influx_url(settings: Settings) -> str | None:
-    """The URL of the mesh's own InfluxDB if it runs (``mesh up`` starts it when installed)."""
-    try:
-        return endpoints.local_influx_url(settings)
-    except OSError:
-        return None
 
 
 class AggregatorService:
@@ -72,7 +64,7 @@ class AggregatorService:
         instance_id: str,
         bootstrap: str,
         *,
-        find_local_influx: Callable[[Settings], str | None] = local_influx_url,
+        find_local_influx: Callable[[Settings], str | None] = endpoints.local_influx_url,
     ) -> None:
         self.settings = settings
         self.config = config

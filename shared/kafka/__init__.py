@@ -1,6 +1,6 @@
 """Everything that talks to Kafka: client configuration, topic declarations, inspection (the local
 broker itself is started by the control plane, :mod:`control.servers.broker`)."""
 
-from shared.kafka.config import admin_config, consumer_config, producer_config, resolve_bootstrap
+from shared.kafka.config import admin_config, consumer_config, producer_config
 
-__all__ = ["admin_config", "consumer_config", "producer_config", "resolve_bootstrap"]
+__all__ = ["admin_config", "consumer_config", "producer_config"]

@@ -7,37 +7,10 @@ and finds the cluster the same way.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from shared.errors import MeshError
+from shared.endpoints import resolve_bootstrap
 from shared.settings import Settings
-
-
-class NoBrokerError(MeshError):
-    """No Kafka is configured and no local broker is running."""
-
-
-def bootstrap_file(settings: Settings) -> Path:
-    """Where a running local broker publishes its ``host:port``."""
-    return settings.home / "kafka" / "bootstrap"
-
-
-def resolve_bootstrap(settings: Settings) -> str:
-    """The bootstrap servers to use: MESH_BOOTSTRAP_SERVERS, else the local broker's address."""
-    if settings.bootstrap_servers:
-        return settings.bootstrap_servers
-    path = bootstrap_file(settings)
-    try:
-        address = path.read_text().strip()
-    except FileNotFoundError:
-        address = ""
-    if not address:
-        raise NoBrokerError(
-            "no Kafka broker: start one with `mesh broker start` (or `mesh up`), "
-            "or set MESH_BOOTSTRAP_SERVERS=host:port"
-        )
-    return address
 
 
 def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
