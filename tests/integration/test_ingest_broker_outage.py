@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_leaders import wait_for_leaders
 from kafka_reading import read_all, records_in
@@ -76,7 +76,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         _, started = start_ingest(settings, env)
         assert started
         feed.start()
-        wait_for(lambda: _records_in(info.bootstrap, outputs) >= 2 * RATE, 240,
+        wait_for(lambda: records_in(info.bootstrap, outputs) >= 2 * RATE, 240,
                  "the first records routed")  # fmt: skip
         assert _routing_mode(process.log_file) == "real-time"
 
@@ -90,10 +90,10 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         back_at = time.monotonic()
         wait_for_leaders(AdminClient({"bootstrap.servers": again.bootstrap}),
                          [*raw, *outputs, windows], 120)  # fmt: skip
-        routed_at_restart = _records_in(info.bootstrap, outputs)
+        routed_at_restart = records_in(info.bootstrap, outputs)
 
         def resumed() -> bool:
-            return feed.acknowledged > acknowledged_at_kill and _records_in(
+            return feed.acknowledged > acknowledged_at_kill and records_in(
                 info.bootstrap, outputs) > routed_at_restart  # fmt: skip
 
         wait_for(resumed, 300, "routing to resume after the broker came back")
@@ -101,12 +101,12 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         time.sleep(5)  # records keep coming after the recovery
         feed.stop()
         assert feed.errors == [] or all("timed out" in e.lower() for e in feed.errors), feed.errors
-        in_raw = _records_in(info.bootstrap, raw)
+        in_raw = records_in(info.bootstrap, raw)
         assert in_raw >= feed.acknowledged
-        wait_for(lambda: _records_in(info.bootstrap, outputs) >= in_raw, 300,
+        wait_for(lambda: records_in(info.bootstrap, outputs) >= in_raw, 300,
                  "every raw record routed")  # fmt: skip
-        wait_for(_stable(lambda: _records_in(info.bootstrap, outputs)), 120, "routing to finish")
-        messages = read_all(info.bootstrap, outputs, _records_in(info.bootstrap, outputs))
+        wait_for(_stable(lambda: records_in(info.bootstrap, outputs)), 120, "routing to finish")
+        messages = read_all(info.bootstrap, outputs, records_in(info.bootstrap, outputs))
         job = supervised_child(process)
     finally:
         feed.stop()
@@ -122,19 +122,6 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
           f"after the broker came back; the job: {how}")  # fmt: skip
     assert len(sources) == in_raw, "a raw record was never routed"
     assert job.state == "running", job
-
-
-def _records_in(bootstrap: str, topics: list[str]) -> int:
-    """``records_in``, asked again while a new or restarted broker still settles its partition
-    leaders (it answers NOT_LEADER_FOR_PARTITION for a moment after the metadata names them)."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            return records_in(bootstrap, topics)
-        except KafkaException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 class _SteadyFeed:
