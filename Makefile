@@ -10,10 +10,10 @@ export PYSPARK_PYTHON        := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv jars influxdb jaeger lint typecheck compat test test-unit demo bench down clean lock
+.PHONY: help venv jars influxdb jaeger container-tools images lint typecheck compat test test-unit demo bench down clean lock
 
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.lock pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11 (or run make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -36,6 +36,12 @@ influxdb: $(STAMP) ## Install InfluxDB from Debian's packages if missing (needs 
 jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into .cache (once, ~5 min)
 	@$(BIN)/python -m control.servers.jaeger_install
 
+container-tools: $(STAMP) ## Install the Docker engine, docker-compose and debootstrap if missing (needs root)
+	@$(BIN)/python -m control.containers.tools_install || echo "going on without them: the container tests will say why they cannot run"
+
+images: jars jaeger ## Build the mesh's container images locally, no registry needed (base via debootstrap: root once)
+	$(BIN)/python -m control.containers.images
+
 lint: $(STAMP) ## ruff lint and format check; the folders' import contracts (pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -47,7 +53,7 @@ typecheck: $(STAMP) ## mypy on the library and the control plane
 compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
 	$(BIN)/python -m shared.avro.compatibility schemas
 
-test: jars influxdb jaeger lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop)
+test: jars influxdb jaeger container-tools lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop; the mesh in containers)
 	$(BIN)/pytest
 
 test-unit: $(STAMP) ## Only the fast tests that need no broker

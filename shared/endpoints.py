@@ -93,6 +93,14 @@ def local_trace_backend(settings: Settings) -> BackendInfo | None:
         return None
 
 
+def resolve_trace_backend(settings: Settings) -> BackendInfo | None:
+    """The trace backend to read traces from: MESH_TRACE_UI_URL (with MESH_OTLP_ENDPOINT), else
+    the local one if it runs, else None."""
+    if settings.trace_ui_url:
+        return BackendInfo(settings.otlp_endpoint, settings.trace_ui_url.rstrip("/"))
+    return local_trace_backend(settings)
+
+
 def resolve_otlp_endpoint(settings: Settings) -> str:
     """Where the mesh's services send spans: MESH_OTLP_ENDPOINT, else the local trace backend if
     it runs (``mesh up`` starts it when built), else "" (tracing off)."""

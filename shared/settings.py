@@ -56,6 +56,9 @@ class Settings:
     metrics_stale_after_s: float = 60.0
     #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).
     otlp_endpoint: str = ""
+    #: The trace backend's query API and UI (Jaeger), when it is not the local mesh's own (the
+    #: container mesh's, for example); empty = the local one, if it runs.
+    trace_ui_url: str = ""
     #: The environment these settings were read from, kept so a service's own section
     #: (``MESH_INGEST_*``, ``MESH_TRACE_*``) is read from the same snapshot: a process reads
     #: its environment once, here, and every config object derives from this one.

@@ -16,12 +16,20 @@ from shared.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from control.deploy.backends import BACKENDS, PROCESS
     from control.deploy.health import DEFAULT_HEALTH_S, DEFAULT_MAX_ERROR_RATE
 
     deploy = subparsers.add_parser(
         "deploy", help="validate a detector folder and start its replicas"
     )
     deploy.add_argument("folder", type=Path, help="detector folder with manifest.yaml")
+    deploy.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=PROCESS,
+        help="run the replicas as local processes (default) or as containers of the "
+        "mesh/python image (`make images`); rollout, scale and stop keep the deployment's",
+    )
     deploy.set_defaults(handler=run_deploy)
     rollout = subparsers.add_parser(
         "rollout", help="replace a detector's replicas with a new version, one at a time"
@@ -54,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_deploy(args: argparse.Namespace, settings: Settings) -> int:
     from control.deploy.lifecycle import deploy
 
-    deploy(settings, args.folder)
+    deploy(settings, args.folder, backend=args.backend)
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from shared.errors import ConfigError
 from shared.local_process import LocalProcess
@@ -33,7 +34,8 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     A detector's processes are its current replicas plus any other of its instances still
     running (a rollout in progress).
     """
-    from control.deploy.instances import running_instances
+    from control.deploy.backends import PROCESS
+    from control.deploy.instances import Instance, running_instances
     from control.deploy.lifecycle import current_instances, known_names
     from control.deploy.registry import Registry
     from control.launch.ingest import ingest_process
@@ -46,8 +48,9 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
         raise ConfigError(f"no service called {name!r}; known: {known}")
     deployment = Registry(settings.home).get(name)
     found = {i.process.name: i.process for i in running_instances(settings, name)}
-    if deployment is not None:
-        found.update({i.process.name: i.process for i in current_instances(settings, deployment)})
+    if deployment is not None and deployment.backend == PROCESS:
+        found.update({i.name: i.process for i in current_instances(settings, deployment)
+                      if isinstance(i, Instance)})  # fmt: skip
     return [found[key] for key in sorted(found)]
 
 
@@ -69,6 +72,9 @@ def run_stop(args: argparse.Namespace, settings: Settings) -> int:
 def run_logs(args: argparse.Namespace, settings: Settings) -> int:
     if args.lines < 0:
         raise ConfigError("--lines must be 0 or more")
+    containers = _containers(settings, args.name)
+    if containers is not None:
+        return _container_logs(containers, args.lines, args.follow)
     targets = processes(settings, args.name)
     for process in targets:
         prefix = f"[{process.name}] " if len(targets) > 1 else ""
@@ -85,6 +91,38 @@ def run_logs(args: argparse.Namespace, settings: Settings) -> int:
             time.sleep(0.5)
     except KeyboardInterrupt:
         return 0
+
+
+def _containers(settings: Settings, name: str) -> list[Any] | None:
+    """The replica containers of ``name`` if it is deployed on the docker backend, else None."""
+    from control.deploy.backends import DOCKER, running_replicas
+    from control.deploy.lifecycle import current_instances
+    from control.deploy.registry import Registry
+
+    deployment = Registry(settings.home).get(name)
+    if deployment is None or deployment.backend != DOCKER:
+        return None
+    found = {i.name: i for i in running_replicas(settings, DOCKER, name)}
+    found.update({i.name: i for i in current_instances(settings, deployment)})
+    return [found[key] for key in sorted(found)]
+
+
+def _container_logs(containers: list[Any], lines: int, follow: bool) -> int:
+    """The engine keeps a container's output: print its last ``lines`` (and follow it)."""
+    for instance in containers:
+        prefix = f"[{instance.name}] " if len(containers) > 1 else ""
+        for line in instance.logs(lines).splitlines():
+            print(prefix + line)
+    if follow and containers:
+        if len(containers) > 1:
+            raise ConfigError("--follow takes one container at a time: name one replica's logs")
+        try:
+            for chunk in containers[0].follow_logs():
+                sys.stdout.write(chunk.decode(errors="replace"))
+                sys.stdout.flush()
+        except KeyboardInterrupt:
+            return 0
+    return 0
 
 
 def _size(process: LocalProcess) -> int:

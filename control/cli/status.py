@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from control.servers.broker import LocalBroker
 from control.supervised_service import supervised_child
 from shared.endpoints import resolve_bootstrap
+from shared.errors import MeshError
 from shared.json_files import read_json
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
 from shared.kafka.topics import declared_topics
@@ -167,13 +168,17 @@ def _aggregator_line(settings: Settings) -> None:
 
 
 def _detector_lines(settings: Settings, bootstrap: str) -> None:
-    from control.deploy.instances import running_instances
+    from control.deploy.backends import running_replicas
     from control.deploy.lifecycle import current_instances
     from control.deploy.registry import STOPPED, Registry
     from shared.detector import load_manifest
 
     for deployment in Registry(settings.home).all():
-        views = [i.view() for i in current_instances(settings, deployment)]
+        try:
+            views = [i.view() for i in current_instances(settings, deployment)]
+        except MeshError as error:  # its containers' engine does not answer
+            print(f"detector {deployment.name:<14} ?       {deployment.backend}: {error}")
+            continue
         alive = [v for v in views if v.alive]
         inputs = load_manifest(Path(deployment.current.path)).inputs
         names = TopicNames.of(settings)
@@ -194,8 +199,8 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
         shown = {v.process for v in views}
         others = [  # replicas of another release, while a rollout runs
             i.view()
-            for i in running_instances(settings, deployment.name)
-            if i.process.name not in shown
+            for i in running_replicas(settings, deployment.backend, deployment.name)
+            if i.name not in shown
         ]
         for view in views + others:
             if view.supervisor is None and state == "STOPPED":

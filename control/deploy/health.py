@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from control.deploy.instances import Instance, InstanceView
+from control.deploy.backends import Replica
+from control.deploy.instances import InstanceView
 
 #: Share of failed records above which a new replica counts as unhealthy.
 DEFAULT_MAX_ERROR_RATE = 0.2
@@ -39,7 +40,7 @@ def problem(view: InstanceView, max_error_rate: float) -> str | None:
 
 
 def wait_started(
-    instances: list[Instance], max_error_rate: float, timeout: float = START_TIMEOUT_S
+    instances: list[Replica], max_error_rate: float, timeout: float = START_TIMEOUT_S
 ) -> str | None:
     """Wait until every replica reports ``running``; the first problem, or None when all run."""
     deadline = time.monotonic() + timeout
@@ -54,14 +55,14 @@ def wait_started(
             if view.report.get("state") == "running":
                 pending.remove(instance)
         if pending and time.monotonic() > deadline:
-            names = ", ".join(i.process.name for i in pending)
+            names = ", ".join(i.name for i in pending)
             return f"{names} did not report running within {timeout:.0f} s (see `mesh logs`)"
         if pending:
             time.sleep(0.25)
     return None
 
 
-def watch(instances: list[Instance], seconds: float, max_error_rate: float) -> str | None:
+def watch(instances: list[Replica], seconds: float, max_error_rate: float) -> str | None:
     """Watch running replicas for ``seconds``; the first problem seen, or None."""
     deadline = time.monotonic() + seconds
     while True:

@@ -63,6 +63,7 @@ class Instance:
         self.settings = settings
         self.name, self.seq, self.index = name, seq, index
         self.process = LocalProcess(f"detector-{name}-r{seq}-{index}", settings.home)
+        self.name = self.process.name
         self.supervisor_file = supervisor_file(self.process)
         self.report_file = self.process.dir / "instance.json"
 
@@ -88,6 +89,9 @@ class Instance:
     def stop(self) -> ProcessInfo | None:
         """SIGTERM the supervisor: the runtime finishes its batch, commits and leaves the group."""
         return self.process.stop()
+
+    def running(self) -> bool:
+        return self.process.running() is not None
 
     def view(self) -> InstanceView:
         running = self.process.running() is not None

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from control.deploy.backends import PROCESS, Replica, check_backend, replicas, running_replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
-from control.deploy.instances import Instance, replicas, running_instances
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
-from shared.local_process import ProcessInfo
+from shared.errors import MeshError
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
 
@@ -27,8 +28,12 @@ DETECTORS_DIR = PROJECT_ROOT / "detectors"
 Say = Callable[[str], None]
 
 
-def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
-    """Validate ``folder``, release it and start its replicas; refuse before touching anything."""
+def deploy(
+    settings: Settings, folder: Path, say: Say = print, backend: str = PROCESS
+) -> Deployment:
+    """Validate ``folder``, release it and start its replicas on ``backend``; refuse before
+    touching anything."""
+    check_backend(backend)
     folder = folder.resolve()
     validated = validate(folder)
     say(
@@ -40,7 +45,7 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
     registry = Registry(settings.home)
     with registry.changing(validated.name):
         existing = registry.get(validated.name)
-        _check_name_free(settings, validated, folder, existing)
+        _check_name_free(settings, validated, folder, existing, backend)
         release = registry.new_release(validated.name, folder, validated.version)
         deployment = Deployment(
             name=validated.name,
@@ -50,12 +55,13 @@ def deploy(settings: Settings, folder: Path, say: Say = print) -> Deployment:
             current=release,
             previous=existing.current if existing else None,
             history=existing.history if existing else (),
-        ).with_event(f"deployed v{validated.version} from {folder}")
+            backend=backend,
+        ).with_event(f"deployed v{validated.version} from {folder} ({backend})")
+        instances = replicas(settings, backend, deployment.name, release.seq, deployment.replicas)
         registry.save(deployment)
-        instances = replicas(settings, deployment.name, release.seq, deployment.replicas)
         for instance in instances:
             info, _ = instance.start(release)
-            say(f"started {instance.process.name} pid {info.pid}")
+            say(f"started {instance.name} pid {info.pid}")
         reason = wait_started(instances, DEFAULT_MAX_ERROR_RATE)
         if reason:
             for instance in instances:
@@ -88,7 +94,11 @@ def check_inputs_exist(settings: Settings, validated: Validated) -> None:
 
 
 def _check_name_free(
-    settings: Settings, validated: Validated, folder: Path, existing: Deployment | None
+    settings: Settings,
+    validated: Validated,
+    folder: Path,
+    existing: Deployment | None,
+    backend: str,
 ) -> None:
     name = validated.name
     if existing is not None and existing.desired == RUNNING:
@@ -101,20 +111,20 @@ def _check_name_free(
             f"{name} v{existing.current.version} is already deployed from {folder}: "
             f"use `mesh rollout {name}` to ship a new version"
         )
-    leftovers = running_instances(settings, name)
+    leftovers = running_replicas(settings, existing.backend if existing else backend, name)
     if leftovers:
         raise DeployRefused(
-            f"{name} still has running instances ({leftovers[0].process.name}): "
-            f"`mesh stop {name}` first"
+            f"{name} still has running instances ({leftovers[0].name}): `mesh stop {name}` first"
         )
 
 
-def stop(settings: Settings, name: str) -> list[ProcessInfo]:
+def stop(settings: Settings, name: str) -> list[Any]:
     """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped)."""
     registry = Registry(settings.home)
     with registry.changing(name):
         deployment = registry.get(name)
-        stopped = [info for i in running_instances(settings, name) if (info := i.stop())]
+        backend = deployment.backend if deployment else PROCESS
+        stopped = [info for i in running_replicas(settings, backend, name) if (info := i.stop())]
         if deployment is not None and deployment.desired != STOPPED:
             registry.save(deployment.with_event("stopped", desired=STOPPED))
         return stopped
@@ -143,7 +153,11 @@ def up(settings: Settings, say: Say = print) -> None:
         if deployment.desired != RUNNING:
             say(f"detector {deployment.name}: stopped (`mesh deploy {deployment.source}` to run)")
             continue
-        instances = replicas(settings, deployment.name, deployment.current.seq, deployment.replicas)
+        try:
+            instances = current_instances(settings, deployment)
+        except MeshError as error:  # no engine for a container deployment: the rest still run
+            say(f"detector {deployment.name}: not started: {error}")
+            continue
         results = [instance.start(deployment.current) for instance in instances]
         fresh = sum(started for _, started in results)
         pids = ", ".join(str(info.pid) for info, _ in results)
@@ -161,14 +175,21 @@ def up(settings: Settings, say: Say = print) -> None:
 def down(settings: Settings, say: Say = print) -> None:
     """Stop every detector's processes; what should run stays recorded for the next `mesh up`."""
     for deployment in Registry(settings.home).all():
-        for instance in running_instances(settings, deployment.name):
+        try:
+            running = running_replicas(settings, deployment.backend, deployment.name)
+        except MeshError as error:
+            say(f"detector {deployment.name}: {error}")
+            continue
+        for instance in running:
             info = instance.stop()
             if info is not None:
-                say(f"stopped {instance.process.name} pid {info.pid}")
+                say(f"stopped {instance.name} pid {info.pid}")
 
 
-def current_instances(settings: Settings, deployment: Deployment) -> list[Instance]:
-    return replicas(settings, deployment.name, deployment.current.seq, deployment.replicas)
+def current_instances(settings: Settings, deployment: Deployment) -> list[Replica]:
+    return replicas(
+        settings, deployment.backend, deployment.name, deployment.current.seq, deployment.replicas
+    )
 
 
 def _reference_manifests() -> list[Path]:

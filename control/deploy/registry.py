@@ -38,6 +38,8 @@ class Deployment:
     #: Set by `mesh scale`: the operator chose ``replicas``, so a rollout keeps it instead of
     #: taking the new manifest's.
     scaled: bool = False
+    #: Where its replicas run: "process" (local processes) or "docker" (containers).
+    backend: str = "process"
 
     def with_event(self, event: str, **changes: Any) -> Deployment:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -103,6 +105,7 @@ def _from_document(document: dict[str, Any]) -> Deployment | None:
             previous=Release(**previous) if previous else None,
             history=tuple(document.get("history", ())),
             scaled=bool(document.get("scaled", False)),
+            backend=str(document.get("backend", "process")),
         )
     except (KeyError, TypeError, ValueError):
         return None

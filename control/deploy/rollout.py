@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from control.deploy.backends import Replica, replica
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import (
     DEFAULT_HEALTH_S,
@@ -25,7 +26,6 @@ from control.deploy.health import (
     wait_started,
     watch,
 )
-from control.deploy.instances import Instance
 from control.deploy.lifecycle import Say, check_inputs_exist
 from control.deploy.registry import RUNNING, Deployment, Registry
 from control.deploy.releases import Release, folder_digest
@@ -78,10 +78,11 @@ def rollout(
     say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)
-        old = [Instance(settings, name, current.current.seq, i) for i in range(current.replicas)]
+        old = [replica(settings, current.backend, name, current.current.seq, i)
+               for i in range(current.replicas)]  # fmt: skip
         # A count set with `mesh scale` is the operator's and stays; else the manifest says.
         count = current.replicas if current.scaled else validated.replicas
-        new = [Instance(settings, name, release.seq, i) for i in range(count)]
+        new = [replica(settings, current.backend, name, release.seq, i) for i in range(count)]
         try:
             killed = _replace(old, new, release, current, health_s, max_error_rate, say)
         except _Unhealthy as unhealthy:
@@ -109,8 +110,8 @@ class _Unhealthy(Exception):
 
 
 def _replace(
-    old: list[Instance],
-    new: list[Instance],
+    old: list[Replica],
+    new: list[Replica],
     release: Release,
     current: Deployment,
     health_s: float,
@@ -119,37 +120,37 @@ def _replace(
 ) -> list[str]:
     """Start new replica i, watch it, stop old replica i; on a failure roll everything back and
     raise _Unhealthy with the reason. Returns the old replicas that did not stop cleanly."""
-    started: list[Instance] = []
-    retired: list[Instance] = []
+    started: list[Replica] = []
+    retired: list[Replica] = []
     killed: list[str] = []
     for i in range(max(len(old), len(new))):
         if i < len(new):
             instance = new[i]
             info, _ = instance.start(release)
             started.append(instance)
-            say(f"started {instance.process.name} v{release.version} pid {info.pid}; watching it")
+            say(f"started {instance.name} v{release.version} pid {info.pid}; watching it")
             reason = wait_started([instance], max_error_rate) or watch(
                 started, health_s, max_error_rate
             )
             if reason:
                 _roll_back(started, retired, current, say)
                 raise _Unhealthy(reason)
-        if i < len(old) and old[i].process.running() is not None:
+        if i < len(old) and old[i].running():
             old[i].stop()
             retired.append(old[i])
             if old[i].view().report.get("state") != "stopped":
-                killed.append(old[i].process.name)
-            say(f"stopped {old[i].process.name} v{current.current.version}")
+                killed.append(old[i].name)
+            say(f"stopped {old[i].name} v{current.current.version}")
     return killed
 
 
 def _roll_back(
-    started: list[Instance], retired: list[Instance], current: Deployment, say: Say
+    started: list[Replica], retired: list[Replica], current: Deployment, say: Say
 ) -> None:
     """Old replicas first (so their partitions are served), then the new ones go."""
     for instance in retired:
         info, _ = instance.start(current.current)
-        say(f"rollback: restarted {instance.process.name} pid {info.pid}")
+        say(f"rollback: restarted {instance.name} pid {info.pid}")
     for instance in started:
         instance.stop()
-        say(f"rollback: stopped {instance.process.name}")
+        say(f"rollback: stopped {instance.name}")

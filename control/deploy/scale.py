@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from control.deploy.backends import replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
-from control.deploy.instances import replicas
 from control.deploy.lifecycle import Say
 from control.deploy.registry import RUNNING, Deployment, Registry
 from shared.detector import load_manifest
@@ -48,12 +48,14 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
         if count == before:
             say(f"{name} already runs {count} replica(s)")
             return deployment
-        instances = replicas(settings, name, deployment.current.seq, max(count, before))
+        instances = replicas(
+            settings, deployment.backend, name, deployment.current.seq, max(count, before)
+        )
         if count > before:
             added = instances[before:]
             for instance in added:
                 info, _ = instance.start(deployment.current)
-                say(f"started {instance.process.name} pid {info.pid}")
+                say(f"started {instance.name} pid {info.pid}")
             reason = wait_started(added, DEFAULT_MAX_ERROR_RATE)
             if reason:
                 for instance in added:
@@ -66,7 +68,7 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
             for instance in reversed(instances[count:]):
                 stopped = instance.stop()
                 if stopped is not None:
-                    say(f"stopped {instance.process.name} pid {stopped.pid}")
+                    say(f"stopped {instance.name} pid {stopped.pid}")
         scaled = deployment.with_event(
             f"scaled from {before} to {count} replicas", replicas=count, scaled=True
         )

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from control.servers.local_server import LocalServer
@@ -124,29 +125,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
         return port, controller
 
     def _write_config(self, host: str, port: int, controller_port: int) -> None:
-        properties = {
-            "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@{host}:{controller_port}",
-            "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{host}:{port}",
-            "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "log.dirs": str(self.data_dir),
-            "num.partitions": "1",
-            "auto.create.topics.enable": "false",
-            "offsets.topic.replication.factor": "1",
-            "offsets.topic.num.partitions": "8",
-            "transaction.state.log.replication.factor": "1",
-            "transaction.state.log.min.isr": "1",
-            "share.coordinator.state.topic.replication.factor": "1",
-            "share.coordinator.state.topic.min.isr": "1",
-            "group.initial.rebalance.delay.ms": "0",
-            "log.cleaner.min.compaction.lag.ms": "0",
-            "log.segment.bytes": str(64 * 1024 * 1024),
-        }
-        self.config_file.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+        self.config_file.write_text(broker_properties(host, port, controller_port, self.data_dir))
 
     def _java(self, main_class: str, *args: str) -> list[str]:
         java = shutil.which("java")
@@ -181,6 +160,47 @@ class LocalBroker(LocalServer[BrokerInfo]):
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()[-1:]
             raise BrokerError(f"formatting {self.data_dir} failed: {' '.join(detail)}")
+
+
+def broker_properties(
+    host: str,
+    port: int | str,
+    controller_port: int | str,
+    data_dir: Path | str,
+    *,
+    listen_host: str | None = None,
+    advertised_host: str | None = None,
+) -> str:
+    """The single-node KRaft broker's ``server.properties``: the local mesh's and the broker
+    image's (which gets placeholders its entrypoint fills in). ``host`` is where the controller
+    quorum is reached; the listeners bind ``listen_host`` and clients are sent to
+    ``advertised_host`` (both ``host`` unless given: a container on a bridge network binds
+    0.0.0.0 and advertises a name the clients resolve)."""
+    listen = listen_host or host
+    advertised = advertised_host or host
+    properties = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@{host}:{controller_port}",
+        "listeners": f"PLAINTEXT://{listen}:{port},CONTROLLER://{listen}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{advertised}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "8",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "log.cleaner.min.compaction.lag.ms": "0",
+        "log.segment.bytes": str(64 * 1024 * 1024),
+    }
+    return "".join(f"{k}={v}\n" for k, v in properties.items())
 
 
 def _kraft_cluster_id() -> str:

@@ -15,24 +15,20 @@ runs afterwards anyway, it is reported, never killed: it may be somebody's.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from control.servers.apt_install import POLICY_RC_D, apt_run, services_forbidden
 from shared.local_process import TAG_VARIABLE
 
 PACKAGES = ("influxdb", "influxdb-client")
 NOT_ROOT_MESSAGE = (
     "InfluxDB is not installed and installing it needs root: "
     "run `sudo apt-get install influxdb influxdb-client`"
-)
-POLICY_RC_D = Path("/usr/sbin/policy-rc.d")
-_FORBID_SERVICE_START = (
-    "#!/bin/sh\n# written by control.servers.influx_install while apt runs\nexit 101\n"
 )
 
 Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
@@ -52,7 +48,7 @@ def main(
         prog="python -m control.servers.influx_install",
         description="Install InfluxDB 1.x from Debian's packages when influxd is missing.",
     ).parse_args(argv)
-    run = run or _run
+    run = run or apt_run
     found = which("influxd")
     if found is not None:
         say(f"InfluxDB is installed: {found}")
@@ -61,7 +57,7 @@ def main(
         say(NOT_ROOT_MESSAGE)
         return 2
     say(f"installing {' '.join(PACKAGES)} with apt-get (no service will be started)")
-    with _services_forbidden(policy_file):
+    with services_forbidden(policy_file):
         for command in (
             ["apt-get", "update"],
             ["apt-get", "install", "-y", *PACKAGES],
@@ -99,28 +95,6 @@ def foreign_influxd_pids() -> list[int]:
         if not any(item.startswith(marker) for item in environ):
             pids.append(int(entry.name))
     return sorted(pids)
-
-
-@contextlib.contextmanager
-def _services_forbidden(path: Path) -> Iterator[None]:
-    """A policy-rc.d forbidding service starts while the block runs, removed afterwards; nothing
-    is done when the machine has its own policy-rc.d (that one decides)."""
-    if path.exists():
-        yield
-        return
-    path.write_text(_FORBID_SERVICE_START)
-    path.chmod(0o755)
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    return subprocess.run(
-        list(command), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
 
 
 if __name__ == "__main__":

@@ -57,19 +57,20 @@ def default_ui_assets(settings: Settings, viewer: Path = VIEWER) -> Path | None:
 
 
 def render_config(
-    otlp_port: int,
-    ui_port: int,
+    otlp_port: int | str,
+    ui_port: int | str,
     *,
     max_traces: int = MAX_TRACES,
     ui_assets: Path | None = None,
     template: Path = TEMPLATE,
+    host: str = HOST,
 ) -> str:
-    """The Jaeger v2 YAML config: every listener on 127.0.0.1, the given ports."""
+    """The Jaeger v2 YAML config: every listener on ``host`` (127.0.0.1), the given ports."""
     assets = ""
     if ui_assets is not None:
         assets = f"    ui:\n      assets_path: {json.dumps(str(ui_assets))}\n"
     return template.read_text().format(
-        host=HOST, otlp_port=otlp_port, ui_port=ui_port, max_traces=max_traces, ui_assets=assets
+        host=host, otlp_port=otlp_port, ui_port=ui_port, max_traces=max_traces, ui_assets=assets
     )
 
 

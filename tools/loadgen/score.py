@@ -97,14 +97,14 @@ def trace_lines(
     settings: Settings, expected: dict[AlertKey, str | None], raised: set[AlertKey]
 ) -> list[str]:
     """For a few raised, traced alerts: their trace's link and the path ingest -> alert."""
-    from shared.endpoints import local_trace_backend
+    from shared.endpoints import resolve_trace_backend
 
     traced = sorted((key, trace) for key, trace in expected.items() if trace and key in raised)
     if not traced:
         return ["traces: no planted alert was sent traced (mesh produce --trace-planted)"]
-    info = local_trace_backend(settings)
+    info = resolve_trace_backend(settings)
     if info is None:
-        return ["traces: the local Jaeger is not running (make jaeger, then mesh up)"]
+        return ["traces: no trace backend (make jaeger, then mesh up; or set MESH_TRACE_UI_URL)"]
     lines = []
     by_detector = {key[0]: (key, trace) for key, trace in traced}  # one per detector
     for (detector, record, _), trace in list(by_detector.values())[:TRACES_SHOWN]:

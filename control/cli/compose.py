@@ -1,0 +1,75 @@
+"""``mesh compose up|down|ps``: the whole mesh in containers (infra/compose), checked first.
+
+Same services, topics and settings as the embedded mesh; see :mod:`control.containers.compose`
+for what is checked before anything starts and how a failed start is undone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shared.errors import ConfigError
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from control.containers.compose import ComposeMesh
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compose", help="run the mesh in containers (infra/compose; images from `make images`)"
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    up = actions.add_parser("up", help="check, start and wait until every service is healthy")
+    up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait (300)")
+    up.add_argument(
+        "--file", "-f", action="append", type=Path, default=[],
+        help="an override file on top of infra/compose/docker-compose.yml (repeatable), e.g. "
+        "infra/compose/docker-compose.bridge.yml",
+    )  # fmt: skip
+    up.set_defaults(handler=run_up)
+    down = actions.add_parser("down", help="stop and remove the containers")
+    down.add_argument(
+        "--volumes", "-v", action="store_true",
+        help="also delete the volumes: the broker's data, InfluxDB's, the Spark checkpoints",
+    )  # fmt: skip
+    down.set_defaults(handler=run_down)
+    ps = actions.add_parser("ps", help="each service's state, health and restarts")
+    ps.set_defaults(handler=run_ps)
+
+
+def _mesh(files: list[Path] | None = None) -> ComposeMesh:
+    from control.containers.compose import COMPOSE_FILE, ComposeMesh
+
+    for file in files or []:
+        if not file.is_file():
+            raise ConfigError(f"compose file {file} not found")
+    return ComposeMesh((COMPOSE_FILE, *(f.resolve() for f in files or [])))
+
+
+def run_up(args: argparse.Namespace, settings: Settings) -> int:
+    if args.timeout <= 0:
+        raise ConfigError("--timeout must be more than 0 seconds")
+    for state in _mesh(args.file).up(args.timeout):
+        print(state.line())
+    return 0
+
+
+def run_down(args: argparse.Namespace, settings: Settings) -> int:
+    mesh = _mesh()
+    mesh.down(volumes=args.volumes)
+    print(f"{mesh.project}: down" + (" (volumes deleted)" if args.volumes else ""))
+    return 0
+
+
+def run_ps(args: argparse.Namespace, settings: Settings) -> int:
+    mesh = _mesh()
+    states = mesh.states()
+    if not states:
+        print(f"{mesh.project}: no containers (`mesh compose up` starts them)")
+    for state in states:
+        print(state.line())
+    return 0

@@ -1,0 +1,247 @@
+"""The container mesh as one unit: `mesh compose up|down|ps` around ``infra/compose``.
+
+Compose itself starts what it is told and leaves the rest to you; this module adds what a user
+would otherwise find out the hard way, each as one line, *before* anything starts:
+
+* no engine answers (:mod:`control.containers.engine`);
+* neither Compose v2 (``docker compose``) nor docker-compose 1.29 is installed;
+* the compose file (or an override) is not valid: Compose's own first complaint;
+* an image is missing: `make images`;
+* a port of ``.env`` is taken by something else on 127.0.0.1.
+
+Then it brings the mesh up and waits until every service is healthy (the one-shot ``topics``
+service has exited 0). A service that does not get there in time is reported with its last log
+lines, and the whole project is taken down again: no half-started mesh is left behind.
+
+The settings are compose's own: ``infra/compose/.env``, overridden by the environment (a test
+sets ``COMPOSE_PROJECT_NAME`` and the ports, for example).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from control.containers.engine import connect
+from shared.errors import MeshError
+from shared.settings import PROJECT_ROOT
+
+COMPOSE_DIR = PROJECT_ROOT / "infra" / "compose"
+COMPOSE_FILE = COMPOSE_DIR / "docker-compose.yml"
+#: One-shot services: done when they exited 0.
+ONE_SHOT = frozenset({"topics"})
+
+Say = Callable[[str], None]
+
+
+class ComposeError(MeshError):
+    """The container mesh cannot be brought up (or down) as asked."""
+
+
+def compose_command() -> list[str]:
+    """Compose v2 (the docker CLI plugin) if installed, else docker-compose 1.x."""
+    docker = shutil.which("docker")
+    if docker:
+        probe = subprocess.run([docker, "compose", "version"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return [docker, "compose"]
+    legacy = shutil.which("docker-compose")
+    if legacy:
+        return [legacy]
+    raise ComposeError(
+        "Docker Compose is not installed: install the compose plugin (Compose v2), or as root "
+        "apt-get install docker-compose"
+    )
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` lines of a compose ``.env`` (comments and blank lines skipped)."""
+    values = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    service: str
+    container: str
+    #: the engine's: running, restarting, exited, ...
+    status: str
+    #: healthy, unhealthy, starting, or "" without a health check
+    health: str
+    exit_code: int
+    restarts: int
+
+    @property
+    def ready(self) -> bool:
+        if self.service in ONE_SHOT:
+            return self.status == "exited" and self.exit_code == 0
+        return self.status == "running" and self.health in ("healthy", "")
+
+    @property
+    def failed(self) -> bool:
+        if self.service in ONE_SHOT:
+            return self.status == "exited" and self.exit_code != 0
+        return self.status in ("exited", "dead") or self.health == "unhealthy"
+
+    def line(self) -> str:
+        health = f" ({self.health})" if self.health else ""
+        exited = f" exit {self.exit_code}" if self.status == "exited" else ""
+        return f"{self.service:<20} {self.status}{health}{exited}  restarts {self.restarts}"
+
+
+class ComposeMesh:
+    """The compose project of ``files`` under the settings of ``.env`` and ``environ``."""
+
+    def __init__(
+        self,
+        files: tuple[Path, ...] = (COMPOSE_FILE,),
+        environ: Mapping[str, str] | None = None,
+        say: Say = print,
+    ) -> None:
+        self.files = files
+        self.environ = dict(os.environ if environ is None else environ)
+        self.say = say
+        self.values = {**read_env_file(COMPOSE_DIR / ".env"), **self.environ}
+        self.project = self.values.get("COMPOSE_PROJECT_NAME", "detector-mesh")
+
+    # the verbs -------------------------------------------------------------------------------
+    def up(self, timeout_s: float = 300.0) -> list[ServiceState]:
+        client = connect()
+        config = self.config()
+        running = {s.service for s in self.states(client) if s.status == "running"}
+        self._check_images(client, config)
+        if not running:
+            self._check_ports()
+        started = time.monotonic()
+        self._compose("up", "-d", "--remove-orphans")
+        try:
+            states = self.wait_ready(client, timeout_s)
+        except ComposeError:
+            self.say(f"taking {self.project} down again: it did not come up")
+            self._compose("down", "--remove-orphans")
+            raise
+        self.say(f"{self.project}: {len(states)} services ready in "
+                 f"{time.monotonic() - started:.0f} s")  # fmt: skip
+        return states
+
+    def down(self, volumes: bool = False) -> None:
+        connect()
+        self._compose("down", "--remove-orphans", *(["--volumes"] if volumes else []))
+
+    def config(self) -> dict[str, Any]:
+        """The compose file as Compose reads it (interpolated); its first complaint if invalid."""
+        import yaml
+
+        result = self._compose("config", check=False)
+        if result.returncode != 0:
+            complaint = (result.stderr or result.stdout).strip().splitlines()
+            raise ComposeError(
+                f"{', '.join(str(f) for f in self.files)} is not a valid compose file: "
+                f"{complaint[-1] if complaint else 'compose exited ' + str(result.returncode)}"
+            )
+        return dict(yaml.safe_load(result.stdout))
+
+    def states(self, client: Any = None) -> list[ServiceState]:
+        client = client or connect()
+        found = client.containers.list(
+            all=True, filters={"label": f"com.docker.compose.project={self.project}"}
+        )
+        return sorted((_state(c) for c in found), key=lambda s: s.service)
+
+    def wait_ready(self, client: Any, timeout_s: float) -> list[ServiceState]:
+        deadline = time.monotonic() + timeout_s
+        expected = set(self.config()["services"])
+        while True:
+            states = self.states(client)
+            by_service = {s.service: s for s in states}
+            failed = [s for s in states if s.failed]
+            if failed:
+                raise ComposeError(f"{failed[0].service} failed: {failed[0].line().strip()}; "
+                                   f"{self._last_lines(client, failed[0])}")  # fmt: skip
+            if expected <= set(by_service) and all(by_service[n].ready for n in expected):
+                return states
+            if time.monotonic() > deadline:
+                waiting = [n for n in sorted(expected) if n not in by_service
+                           or not by_service[n].ready]  # fmt: skip
+                first = by_service.get(waiting[0])
+                detail = self._last_lines(client, first) if first else "not created"
+                raise ComposeError(f"not ready within {timeout_s:.0f} s: {', '.join(waiting)}; "
+                                   f"{waiting[0]}: {detail}")  # fmt: skip
+            time.sleep(2)
+
+    # checks ----------------------------------------------------------------------------------
+    def _check_images(self, client: Any, config: dict[str, Any]) -> None:
+        from docker.errors import ImageNotFound
+
+        for name, service in sorted(config["services"].items()):
+            try:
+                client.images.get(service["image"])
+            except ImageNotFound:
+                raise ComposeError(
+                    f"image {service['image']} (service {name}) is missing: build the images "
+                    "with `make images`"
+                ) from None
+
+    def _check_ports(self) -> None:
+        for key, value in sorted(self.values.items()):
+            if key.endswith("_PORT") and value.isdigit() and not _free(int(value)):
+                raise ComposeError(
+                    f"port {value} ({key}) is in use on 127.0.0.1: set another in "
+                    f"{COMPOSE_DIR / '.env'} (or the environment), or stop what listens there"
+                )
+
+    # helpers ---------------------------------------------------------------------------------
+    def _compose(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        command = [*compose_command(), "--project-directory", str(COMPOSE_DIR)]
+        for file in self.files:
+            command += ["-f", str(file)]
+        command += ["-p", self.project, *args]
+        result = subprocess.run(command, capture_output=True, text=True, env=self.environ)
+        if check and result.returncode != 0:
+            lines = (result.stderr or result.stdout).strip().splitlines()
+            raise ComposeError(
+                f"compose {args[0]} failed: {lines[-1] if lines else result.returncode}"
+            )
+        return result
+
+    def _last_lines(self, client: Any, state: ServiceState, lines: int = 3) -> str:
+        try:
+            text = client.containers.get(state.container).logs(tail=lines).decode(errors="replace")
+        except Exception:  # removed meanwhile
+            return "(no log)"
+        return "last log lines: " + " | ".join(text.strip().splitlines()[-lines:])
+
+
+def _state(container: Any) -> ServiceState:
+    attrs = container.attrs
+    state = attrs["State"]
+    return ServiceState(
+        service=container.labels.get("com.docker.compose.service", container.name),
+        container=container.name,
+        status=state["Status"],
+        health=(state.get("Health") or {}).get("Status", ""),
+        exit_code=int(state.get("ExitCode") or 0),
+        restarts=int(attrs.get("RestartCount", 0)),
+    )
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

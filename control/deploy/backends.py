@@ -1,0 +1,74 @@
+"""Where a detector's replicas run: local processes (the default) or containers.
+
+Deploy, rollout, scale, stop and `mesh status` see one interface, :class:`Replica`; a
+deployment remembers its backend (``deployment.json``), so every later command on it runs its
+replicas the same way. The process backend is :mod:`control.deploy.instances`, the docker one
+:mod:`control.containers.instances`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from control.deploy.instances import Instance, InstanceView, running_instances
+from control.deploy.releases import Release
+from shared.errors import ConfigError
+from shared.settings import Settings
+
+PROCESS, DOCKER = "process", "docker"
+BACKENDS = (PROCESS, DOCKER)
+
+
+class Started(Protocol):
+    """What starting or stopping a replica reports."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def pid(self) -> int: ...
+
+
+class Replica(Protocol):
+    """Replica ``index`` of release ``seq`` of one detector, whatever runs it."""
+
+    name: str
+    index: int
+    seq: int
+
+    def start(self, release: Release) -> tuple[Any, bool]: ...
+    def stop(self) -> Any: ...
+    def view(self) -> InstanceView: ...
+    def running(self) -> bool: ...
+
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def replica(settings: Settings, backend: str, name: str, seq: int, index: int) -> Replica:
+    if check_backend(backend) == DOCKER:
+        from control.containers.instances import ContainerInstance
+
+        return ContainerInstance(settings, name, seq, index)
+    return Instance(settings, name, seq, index)
+
+
+def replicas(settings: Settings, backend: str, name: str, seq: int, count: int) -> list[Replica]:
+    if check_backend(backend) == DOCKER:
+        from control.containers.engine import connect
+        from control.containers.instances import ContainerInstance
+
+        client = connect()  # one connection for all of them
+        return [ContainerInstance(settings, name, seq, i, client) for i in range(count)]
+    return [Instance(settings, name, seq, i) for i in range(count)]
+
+
+def running_replicas(settings: Settings, backend: str, name: str) -> list[Replica]:
+    """Every replica of ``name`` running now on ``backend``, whatever its release."""
+    if check_backend(backend) == DOCKER:
+        from control.containers.instances import running_containers
+
+        return list(running_containers(settings, name))
+    return list(running_instances(settings, name))

@@ -1,0 +1,158 @@
+"""The mesh in containers, end to end: `mesh compose up` (infra/compose), 10 000 generated records
+with planted fraud, every planted alert raised, metric points in InfluxDB, traces from ingest to
+the alert; then a fourth detector deployed as a container (`mesh deploy --backend docker`) alerts
+while the three of compose keep running without a rebalance.
+
+Everything is real: the images `make images` builds, the engine, compose, Kafka, Spark, InfluxDB
+and Jaeger in their containers. One compose mesh serves the module (conftest), on ports and a
+project name of its own, and is taken down with its volumes at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from detector_folders import write_detector
+from polling import wait_for
+
+from control.containers.instances import ContainerInstance
+from control.deploy.lifecycle import deploy, stop
+from shared.avro import AvroDeserializer
+from shared.json_files import read_json
+from testkit.group_generations import group_generations
+from testkit.influx_query import query
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from tools.loadgen.ground_truth import read_ground_truth
+from tools.loadgen.score import alert_path, planted_alerts, read_raised
+
+pytestmark = [pytest.mark.containers, pytest.mark.timeout(1500)]
+
+COMPOSE_DETECTORS = ("large_amount", "new_country", "velocity")
+SEED = 1795523439
+
+
+def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_joins(
+    compose_mesh: Any, docker_client: Any, tmp_path: Path
+) -> None:
+    settings = compose_mesh.settings()
+    # The demo's stream (`mesh produce --customers 100000 --event-rate 2000`), with a seed that
+    # plants fraud for all three detectors in 10 000 records.
+    stream = StreamConfig(start_time_ms=int(time.time() * 1000) - 60_000, count=10_000,
+                          seed=SEED, customers=100_000, event_rate=2000.0)  # fmt: skip
+    truth = tmp_path / "truth.jsonl"
+    options = SendOptions(ground_truth=truth, progress=False, trace_planted=True)
+    assert produce_to_kafka(stream, options, settings).failed == 0
+    expected = planted_alerts(read_ground_truth(truth))
+    assert {detector for detector, _, _ in expected} == set(COMPOSE_DETECTORS), expected
+
+    # Every planted alert, from the three detector containers, after ingest's container.
+    raised = read_raised(settings, "alerts", set(expected), timeout_s=240)
+    assert raised == set(expected), f"missed: {sorted(set(expected) - raised)[:5]}"
+
+    # One trace per detector, from ingest's span to the alert's publish.
+    for detector in COMPOSE_DETECTORS:
+        key, trace = next((k, t) for k, t in expected.items() if k[0] == detector and t)
+        path, _ = alert_path(compose_mesh.trace_ui_url, trace or "", detector, timeout_s=90)
+        assert [s["service"] for s in path] == [
+            "ingest", f"detector.{detector}", f"detector.{detector}"
+        ], (key, path)  # fmt: skip
+
+    # The aggregator's container wrote the detectors' and ingest's figures to InfluxDB's.
+    def counted() -> dict[str, float]:
+        rows = query(compose_mesh.influx_url, "mesh",
+                     'SELECT max("count") FROM "records.in" GROUP BY "service"')  # fmt: skip
+        return {row["service"]: row["max"] for row in rows}
+
+    wait_for(lambda: all(counted().get(f"detector.{d}", 0) > 0 for d in COMPOSE_DETECTORS),
+             180, "the detectors' records.in points in InfluxDB")  # fmt: skip
+    # Ingest's per-window counts: a window is counted once the watermark passes its end.
+    wait_for(lambda: query(compose_mesh.influx_url, "mesh",
+                           'SELECT * FROM "ingest.records.valid" LIMIT 1'),
+             180, "ingest's window counts in InfluxDB")  # fmt: skip
+
+    # A fourth detector, deployed as a container, alerts; the others do not notice.
+    groups = [f"detector.{d}" for d in COMPOSE_DETECTORS]
+    before = group_generations(compose_mesh.bootstrap, groups)
+    assert set(before) == set(groups), before
+    restarts = _restarts(docker_client, compose_mesh.compose.project)
+    folder = write_detector(tmp_path / "above_900", "above_900")
+    deployment = deploy(settings, folder, say=lambda line: None, backend="docker")
+    try:
+        replica = ContainerInstance(settings, "above_900", deployment.current.seq, 0)
+        transactions = _records(settings, "records.transactions")
+        report = wait_for(lambda: _done(replica.report_file, transactions), 180,
+                          "above_900 to read every transaction")  # fmt: skip
+        assert report["alerts"] > 0 and report["state"] == "running"
+        assert replica.view().usage is not None  # the engine's figures for `mesh status`
+        decode = AvroDeserializer("alert").decode
+        ours = _count_alerts(settings, decode, "above_900", report["alerts"])
+        assert ours == report["alerts"]
+    finally:
+        stopped = stop(settings, "above_900")
+    assert [s.name for s in stopped] == ["mesh-detector-above_900-r1-0"]
+    assert group_generations(compose_mesh.bootstrap, groups) == before
+    assert _restarts(docker_client, compose_mesh.compose.project) == restarts
+
+
+def test_a_crash_looping_detector_container_is_restarted_with_backoff_and_shown_down(
+    compose_mesh: Any, tmp_path: Path
+) -> None:
+    """The engine's restart policy keeps trying (with its growing delay); the view shows it
+    down with its exit, and the deploy of such a detector is rolled back."""
+    from control.deploy.errors import UnhealthyRelease
+    from control.deploy.registry import Registry
+
+    settings = compose_mesh.settings()
+    crash = "import os\nif os.environ.get('MESH_INSTANCE_STATUS'):\n    raise SystemExit(3)\n"
+    folder = write_detector(tmp_path / "crasher", "crasher", preamble=crash)
+    with pytest.raises(UnhealthyRelease, match=r"crasher v1\.0\.0 did not start"):
+        deploy(settings, folder, say=lambda line: None, backend="docker")
+    release = Registry(settings.home).get("crasher").current  # type: ignore[union-attr]
+    assert not ContainerInstance(settings, "crasher", release.seq, 0).running()
+
+    looping = ContainerInstance(settings, "crasher", release.seq, 0)
+    looping.start(release)
+    try:
+        view = wait_for(lambda: (v := looping.view()).restarts >= 2 and v, 120,
+                        "the engine to restart the crashing container twice")  # fmt: skip
+        assert not view.alive and view.last_error is not None and "exit 3" in view.last_error
+    finally:
+        looping.stop()
+    assert not looping.running()
+
+
+def _restarts(client: Any, project: str) -> dict[str, int]:
+    found = client.containers.list(filters={"label": f"com.docker.compose.project={project}"})
+    return {c.name: int(c.attrs.get("RestartCount", 0)) for c in found}
+
+
+def _records(settings: Any, topic: str) -> int:
+    from shared.kafka.inspect import topic_views
+
+    return sum(v.records for v in topic_views(settings.bootstrap_servers, [topic], timeout=10))
+
+
+def _done(report_file: Path, records: int) -> dict[str, Any] | None:
+    report = read_json(report_file)
+    return report if report and report.get("records", 0) >= records else None
+
+
+def _count_alerts(settings: Any, decode: Any, detector: str, expected: int) -> int:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({
+        "bootstrap.servers": settings.bootstrap_servers, "group.id": f"count-{time.time()}",
+        "enable.auto.commit": False,
+    })  # fmt: skip
+    partitions = consumer.list_topics("alerts", timeout=10).topics["alerts"].partitions
+    consumer.assign([TopicPartition("alerts", p, OFFSET_BEGINNING) for p in partitions])
+    count, deadline = 0, time.monotonic() + 60
+    while count < expected and time.monotonic() < deadline:
+        for message in consumer.consume(1000, timeout=0.5):
+            if message.error() is None and decode(message.value())["detector"] == detector:
+                count += 1
+    consumer.close()
+    return count

@@ -1,0 +1,75 @@
+"""infra/compose: the file runs the mesh's services, each reference detector, with health checks
+and start order, from settings all in .env; and Compose itself accepts it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from control.containers.compose import COMPOSE_DIR, COMPOSE_FILE, ONE_SHOT, read_env_file
+from control.deploy.lifecycle import DETECTORS_DIR
+
+BRIDGE_FILE = COMPOSE_DIR / "docker-compose.bridge.yml"
+
+
+def _file() -> dict:
+    return yaml.safe_load(COMPOSE_FILE.read_text())
+
+
+def test_every_variable_the_files_use_is_set_in_env() -> None:
+    used = set()
+    for path in (COMPOSE_FILE, BRIDGE_FILE):
+        used |= set(re.findall(r"\$\{([A-Z_]+)", path.read_text()))
+    assert used - set(read_env_file(COMPOSE_DIR / ".env")) == set()
+
+
+def test_each_reference_detector_is_a_service_of_its_own() -> None:
+    services = _file()["services"]
+    commands = {name: " ".join(s.get("command", [])) for name, s in services.items()}
+    for folder in sorted(p.parent.name for p in DETECTORS_DIR.glob("*/manifest.yaml")):
+        running = [n for n, c in commands.items() if f"detectors/{folder} " in c + " "]
+        assert len(running) == 1, (folder, commands)
+
+
+def test_services_are_on_the_host_network_with_health_checks_and_start_order() -> None:
+    services = _file()["services"]
+    for name, service in services.items():
+        assert service["network_mode"] == "host", name
+        if name not in ONE_SHOT:
+            assert "healthcheck" in service, f"{name} has no health check"
+            assert service["restart"] == "unless-stopped", name
+    assert services["topics"]["depends_on"] == {"kafka": {"condition": "service_healthy"}}
+    for name in ("ingest", "metrics-aggregator", "large-amount"):
+        assert services[name]["depends_on"]["topics"] == {
+            "condition": "service_completed_successfully"
+        }
+    assert services["metrics-aggregator"]["depends_on"]["influxdb"] == {
+        "condition": "service_healthy"
+    }
+
+
+def test_state_lives_in_named_volumes() -> None:
+    file = _file()
+    mounts = {
+        volume.split(":")[0]
+        for service in file["services"].values()
+        for volume in service.get("volumes", [])
+    }
+    assert mounts == set(file["volumes"]) == {
+        "kafka-data", "influx-data", "ingest-state", "aggregator-state"
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose 1.x is not "
+                    "installed here (make container-tools installs it, as root)")  # fmt: skip
+@pytest.mark.parametrize("files", [(COMPOSE_FILE,), (COMPOSE_FILE, BRIDGE_FILE)])
+def test_docker_compose_accepts_the_files(files: tuple) -> None:
+    command = ["docker-compose", "--project-directory", str(COMPOSE_DIR)]
+    for path in files:
+        command += ["-f", str(path)]
+    result = subprocess.run([*command, "config", "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
