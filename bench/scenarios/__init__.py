@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from bench.result import Result
 from bench.scenarios import (
+    containers,
     deploy,
     detectors,
     e2e_latency,
@@ -27,4 +28,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,
     "e2e_latency": e2e_latency.run_e2e,
+    "containers": containers.run_all,
 }

@@ -31,42 +31,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "infra/compose/docker-compose.bridge.yml",
     )  # fmt: skip
     up.set_defaults(handler=run_up)
+    _swarm_option(up)
     down = actions.add_parser("down", help="stop and remove the containers")
     down.add_argument(
         "--volumes", "-v", action="store_true",
         help="also delete the volumes: the broker's data, InfluxDB's, the Spark checkpoints",
     )  # fmt: skip
     down.set_defaults(handler=run_down)
+    _swarm_option(down)
     ps = actions.add_parser("ps", help="each service's state, health and restarts")
     ps.set_defaults(handler=run_ps)
+    _swarm_option(ps)
 
 
-def _mesh(files: list[Path] | None = None) -> ComposeMesh:
+def _swarm_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--swarm", action="store_true",
+        help="as a Docker Swarm stack (docker stack deploy) derived from the compose file",
+    )  # fmt: skip
+
+
+def _mesh(swarm: bool, files: list[Path] | None = None) -> ComposeMesh:
     from control.containers.compose import COMPOSE_FILE, ComposeMesh
+    from control.containers.stack import SwarmStack
 
     for file in files or []:
         if not file.is_file():
             raise ConfigError(f"compose file {file} not found")
-    return ComposeMesh((COMPOSE_FILE, *(f.resolve() for f in files or [])))
+    kind = SwarmStack if swarm else ComposeMesh
+    return kind((COMPOSE_FILE, *(f.resolve() for f in files or [])))
 
 
 def run_up(args: argparse.Namespace, settings: Settings) -> int:
     if args.timeout <= 0:
         raise ConfigError("--timeout must be more than 0 seconds")
-    for state in _mesh(args.file).up(args.timeout):
+    for state in _mesh(args.swarm, args.file).up(args.timeout):
         print(state.line())
     return 0
 
 
 def run_down(args: argparse.Namespace, settings: Settings) -> int:
-    mesh = _mesh()
+    mesh = _mesh(args.swarm)
     mesh.down(volumes=args.volumes)
     print(f"{mesh.project}: down" + (" (volumes deleted)" if args.volumes else ""))
     return 0
 
 
 def run_ps(args: argparse.Namespace, settings: Settings) -> int:
-    mesh = _mesh()
+    mesh = _mesh(args.swarm)
     states = mesh.states()
     if not states:
         print(f"{mesh.project}: no containers (`mesh compose up` starts them)")

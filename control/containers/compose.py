@@ -125,12 +125,12 @@ class ComposeMesh:
         if not running:
             self._check_ports()
         started = time.monotonic()
-        self._compose("up", "-d", "--remove-orphans")
+        self._start(config)
         try:
             states = self.wait_ready(client, timeout_s)
         except ComposeError:
             self.say(f"taking {self.project} down again: it did not come up")
-            self._compose("down", "--remove-orphans")
+            self._stop(volumes=False)
             raise
         self.say(f"{self.project}: {len(states)} services ready in "
                  f"{time.monotonic() - started:.0f} s")  # fmt: skip
@@ -138,7 +138,22 @@ class ComposeMesh:
 
     def down(self, volumes: bool = False) -> None:
         connect()
+        self._stop(volumes)
+
+    # what differs on Swarm (control.containers.stack) ----------------------------------------
+    #: The label the engine puts on every container of the project.
+    project_label = "com.docker.compose.project"
+    #: A service whose container exited has failed (Swarm starts a new task instead).
+    fail_fast = True
+
+    def _start(self, config: dict[str, Any]) -> None:
+        self._compose("up", "-d", "--remove-orphans")
+
+    def _stop(self, volumes: bool) -> None:
         self._compose("down", "--remove-orphans", *(["--volumes"] if volumes else []))
+
+    def _service_of(self, container: Any) -> str:
+        return str(container.labels.get("com.docker.compose.service", container.name))
 
     def config(self) -> dict[str, Any]:
         """The compose file as Compose reads it (interpolated); its first complaint if invalid."""
@@ -154,11 +169,15 @@ class ComposeMesh:
         return dict(yaml.safe_load(result.stdout))
 
     def states(self, client: Any = None) -> list[ServiceState]:
+        """Each service's newest container (Swarm keeps the exited ones of earlier tasks)."""
         client = client or connect()
         found = client.containers.list(
-            all=True, filters={"label": f"com.docker.compose.project={self.project}"}
+            all=True, filters={"label": f"{self.project_label}={self.project}"}
         )
-        return sorted((_state(c) for c in found), key=lambda s: s.service)
+        newest: dict[str, Any] = {}
+        for container in sorted(found, key=lambda c: c.attrs["Created"]):
+            newest[self._service_of(container)] = container
+        return [_state(service, c) for service, c in sorted(newest.items())]
 
     def wait_ready(self, client: Any, timeout_s: float) -> list[ServiceState]:
         deadline = time.monotonic() + timeout_s
@@ -166,7 +185,7 @@ class ComposeMesh:
         while True:
             states = self.states(client)
             by_service = {s.service: s for s in states}
-            failed = [s for s in states if s.failed]
+            failed = [s for s in states if s.failed and (self.fail_fast or s.service in ONE_SHOT)]
             if failed:
                 raise ComposeError(f"{failed[0].service} failed: {failed[0].line().strip()}; "
                                    f"{self._last_lines(client, failed[0])}")  # fmt: skip
@@ -224,11 +243,11 @@ class ComposeMesh:
         return "last log lines: " + " | ".join(text.strip().splitlines()[-lines:])
 
 
-def _state(container: Any) -> ServiceState:
+def _state(service: str, container: Any) -> ServiceState:
     attrs = container.attrs
     state = attrs["State"]
     return ServiceState(
-        service=container.labels.get("com.docker.compose.service", container.name),
+        service=service,
         container=container.name,
         status=state["Status"],
         health=(state.get("Health") or {}).get("Status", ""),

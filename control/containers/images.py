@@ -64,8 +64,8 @@ class ImageBuildError(MeshError):
     """An image could not be built; the message says which and why."""
 
 
-def image(name: str) -> str:
-    return f"mesh/{name}:{TAG}"
+def image(name: str, tag: str = TAG) -> str:
+    return f"mesh/{name}:{tag}"
 
 
 @dataclass(frozen=True)
@@ -79,26 +79,44 @@ class Built:
 class ImageBuilder:
     """Builds the images in order; each one only if missing (or always, with ``rebuild``)."""
 
-    def __init__(self, settings: Settings, *, rebuild: bool = False, say: Say = print) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        rebuild: bool = False,
+        say: Say = print,
+        tag: str = TAG,
+        no_cache: bool = False,
+    ) -> None:
+        """``tag`` names this build's images (the bench builds its own); ``no_cache`` builds
+        every layer again (what a first build costs, base and JRE aside)."""
         self.settings, self.rebuild, self.say = settings, rebuild, say
+        self.tag, self.no_cache = tag, no_cache
         self.work = settings.cache / "images"
         self.client = connect()
         self.log = self.work / "build.log"
 
-    def build_all(self) -> list[Built]:
+    def image(self, name: str) -> str:
+        return image(name, self.tag)
+
+    def build_all(self, only: tuple[str, ...] = ()) -> list[Built]:
+        """Every image in order, or those of ``only`` (short names: "python", "spark", ...),
+        which then need the images they build on to exist."""
         self.work.mkdir(parents=True, exist_ok=True)
         self.log.write_text("")
         steps: list[tuple[str, Callable[[], None]]] = [
             (BASE, self._base),
             (JRE, lambda: self._docker_build(JRE, self._context("jre"), "jre.Dockerfile")),
-            (image("python"), self._python),
-            (image("spark"), self._spark),
-            (image("kafka"), self._kafka),
-            (image("influxdb"), lambda: self._docker_build(
-                image("influxdb"), self._context("influxdb"), "influxdb.Dockerfile")),
-            (image("jaeger"), self._jaeger),
+            (self.image("python"), self._python),
+            (self.image("spark"), self._spark),
+            (self.image("kafka"), self._kafka),
+            (self.image("influxdb"), lambda: self._docker_build(
+                self.image("influxdb"), self._context("influxdb"), "influxdb.Dockerfile")),
+            (self.image("jaeger"), self._jaeger),
         ]  # fmt: skip
-        return [self._step(tag, build) for tag, build in steps]
+        wanted = [(tag, build) for tag, build in steps
+                  if not only or tag.split("/")[1].split(":")[0] in only]  # fmt: skip
+        return [self._step(tag, build) for tag, build in wanted]
 
     def _step(self, tag: str, build: Callable[[], None]) -> Built:
         # The images built on top of a rebuilt one must be rebuilt too; the layer cache keeps
@@ -158,15 +176,16 @@ class ImageBuilder:
         shutil.rmtree(build, ignore_errors=True)
         build.mkdir(parents=True)
         (build / "requirements.txt").write_text("\n".join(services_requirements(LOCK)) + "\n")
-        self._docker_build(image("python"), PROJECT_ROOT, "python.Dockerfile", {"BASE": BASE},
+        self._docker_build(self.image("python"), PROJECT_ROOT, "python.Dockerfile",
+                           {"BASE": BASE},
                            ca_into=build)  # fmt: skip
 
     def _spark(self) -> None:
         context = self._context("spark")
         (context / "requirements.txt").write_text("\n".join(spark_requirements(LOCK)) + "\n")
         self._copy_jars("spark", context / "jars")
-        self._docker_build(image("spark"), context, "spark.Dockerfile",
-                           {"PYTHON_IMAGE": image("python"), "BASE": BASE, "JRE": JRE})  # fmt: skip
+        args = {"PYTHON_IMAGE": self.image("python"), "BASE": BASE, "JRE": JRE}
+        self._docker_build(self.image("spark"), context, "spark.Dockerfile", args)
 
     def _kafka(self) -> None:
         from control.servers.broker import LOG4J_CONFIG, broker_properties
@@ -181,13 +200,13 @@ class ImageBuilder:
             listen_host="@LISTEN_HOST@", advertised_host="@ADVERTISED_HOST@",
         )  # fmt: skip
         (context / "server.properties.in").write_text(properties)
-        self._docker_build(image("kafka"), context, "kafka.Dockerfile", {"JRE": JRE})
+        self._docker_build(self.image("kafka"), context, "kafka.Dockerfile", {"JRE": JRE})
 
     def _jaeger(self) -> None:
         binary = jaeger_binary(self.settings)
         if binary is None:
             raise ImageBuildError(
-                f"{image('jaeger')} needs the Jaeger binary: run `make jaeger` first"
+                f"{self.image('jaeger')} needs the Jaeger binary: run `make jaeger` first"
             )
         context = self._context("jaeger")
         shutil.copy(binary, context / "jaeger")
@@ -198,7 +217,7 @@ class ImageBuilder:
             ui_assets=Path("/opt/jaeger/ui"), host="${env:MESH_TRACE_HOST}",
         )  # fmt: skip
         (context / "config.yaml").write_text(config)
-        self._docker_build(image("jaeger"), context, "jaeger.Dockerfile", {"BASE": BASE})
+        self._docker_build(self.image("jaeger"), context, "jaeger.Dockerfile", {"BASE": BASE})
 
     # helpers ---------------------------------------------------------------------------------
     def _context(self, name: str) -> Path:
@@ -231,6 +250,7 @@ class ImageBuilder:
             stream = self.client.api.build(
                 path=str(context), dockerfile=str(DOCKERFILES / dockerfile), tag=tag,
                 buildargs=args, network_mode="host", rm=True, forcerm=True, decode=True,
+                nocache=self.no_cache,
             )  # fmt: skip
             with self.log.open("a") as log:
                 log.write(f"\n=== {tag}\n")

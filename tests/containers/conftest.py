@@ -22,6 +22,7 @@ import pytest
 from control.containers.compose import ComposeMesh
 from control.containers.engine import EngineUnavailable, connect
 from control.containers.images import ImageBuilder, ImageBuildError
+from control.containers.stack import SwarmStack
 from control.servers.dockerd import DockerdError, LocalDockerd
 from control.servers.ports import ephemeral_port
 from shared.settings import Settings
@@ -108,12 +109,44 @@ def compose_environment(project: str) -> tuple[dict[str, str], dict[str, int]]:
     return env, ports
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def compose_mesh(
     images: None, docker_client: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningMesh]:
     env, ports = compose_environment(f"mesh-test-{os.getpid()}")
     compose = ComposeMesh(environ=env, say=lambda line: None)
+    yield from _running(compose, ports, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def swarm_stack(
+    images: None, docker_client: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningMesh]:
+    """The same compose file as a Swarm stack; swarm mode is switched on for it (and off again)
+    when the engine is not in a swarm already."""
+    from docker.errors import APIError
+
+    joined = docker_client.info().get("Swarm", {}).get("LocalNodeState") == "active"
+    if not joined:
+        try:
+            listen = f"127.0.0.1:{ephemeral_port('127.0.0.1')}"
+            docker_client.swarm.init(advertise_addr="127.0.0.1", listen_addr=listen)
+        except APIError as error:
+            pytest.skip(f"swarm stage: swarm mode cannot start here: {error.explanation}")
+    env, ports = compose_environment(f"mesh-stack-{os.getpid()}")
+    try:
+        yield from _running(SwarmStack(environ=env, say=lambda line: None), ports,
+                            tmp_path_factory)  # fmt: skip
+    finally:
+        if not joined:
+            docker_client.swarm.leave(force=True)
+            for network in docker_client.networks.list(names=["docker_gwbridge"]):
+                network.remove()
+
+
+def _running(
+    compose: ComposeMesh, ports: dict[str, int], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningMesh]:
     try:
         compose.up(timeout_s=420)
         yield RunningMesh(compose, ports, tmp_path_factory.mktemp("container-mesh"))

@@ -1,0 +1,44 @@
+"""``python -m bench.drain BOOTSTRAP DETECTOR INPUTS_JSON PREFIX TOTAL``: one reference detector on
+one runtime instance drains ``TOTAL`` records of its input topics; prints its figures as JSON.
+
+The same measurement as the detectors scenario (first batch to the last record, in-process), as a
+program of its own, so the containers scenario runs it both on the host and in the Python
+services image, on the same topics, and compares like with like. It imports the runtime and the
+library only: the image has no test or bench dependencies (the bench folder is mounted in).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import replace
+
+
+def drain(bootstrap: str, name: str, inputs: dict[str, str], prefix: str, total: int) -> dict:
+    from services.detector_runtime.config import RuntimeConfig, default_topics
+    from services.detector_runtime.main import start
+    from shared.detector import load_detector
+    from shared.settings import Settings
+
+    settings = replace(Settings.from_env(), bootstrap_servers=bootstrap)
+    detector, manifest = load_detector(f"detectors.{name}")
+    config = RuntimeConfig(
+        detector=detector,
+        manifest=manifest,
+        topics=default_topics(detector, prefix, inputs),
+        group_id=f"{prefix}detector.{name}",
+        instance_id=f"bench-drain-{name}",
+        log_interval_s=3600,
+    )
+    runner = start(settings, config)
+    runner.run(stop_when=lambda c: c.records >= total)
+    counters = runner.counters
+    seconds = time.perf_counter() - (counters.first_batch_at or time.perf_counter())
+    return {"records": counters.records, "seconds": seconds, "alerts": counters.alerts}
+
+
+if __name__ == "__main__":
+    bootstrap, detector_name, inputs_json, topic_prefix, count = sys.argv[1:6]
+    figures = drain(bootstrap, detector_name, json.loads(inputs_json), topic_prefix, int(count))
+    print(json.dumps(figures))
