@@ -40,7 +40,7 @@ container-tools: $(STAMP) ## Install the Docker engine, docker-compose and deboo
 	@$(BIN)/python -m control.containers.tools_install || echo "going on without them: the container tests will say why they cannot run"
 
 images: jars jaeger ## Build the mesh's container images locally, no registry needed (base via debootstrap: root once)
-	$(BIN)/python -m control.containers.images
+	$(BIN)/python -m control.containers.images --rebuild
 
 lint: $(STAMP) ## ruff lint and format check; the folders' import contracts (pyproject.toml)
 	$(BIN)/ruff check .

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +24,7 @@ from control.containers.stack import SwarmStack
 from control.servers.dockerd import DockerdError, LocalDockerd
 from control.servers.ports import ephemeral_port
 from shared.settings import Settings
+from testkit.container_mesh import RunningMesh, compose_environment
 
 pytestmark = pytest.mark.containers
 
@@ -57,56 +56,6 @@ def images(docker_client: Any) -> None:
         if os.geteuid() != 0 and "needs root" in str(error):
             pytest.skip(f"container stage: {error}")
         raise
-
-
-@dataclass(frozen=True)
-class RunningMesh:
-    """A compose mesh of this test session, on its own ports, project name and volumes."""
-
-    compose: ComposeMesh
-    ports: dict[str, int]
-    home: Path
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.ports['MESH_KAFKA_PORT']}"
-
-    @property
-    def influx_url(self) -> str:
-        return f"http://127.0.0.1:{self.ports['MESH_INFLUX_PORT']}"
-
-    @property
-    def trace_ui_url(self) -> str:
-        return f"http://127.0.0.1:{self.ports['MESH_TRACE_UI_PORT']}"
-
-    @property
-    def otlp_endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.ports['MESH_OTLP_PORT']}"
-
-    def settings(self) -> Settings:
-        """What the host's `mesh` CLI uses against this mesh."""
-        return Settings(
-            bootstrap_servers=self.bootstrap,
-            home=self.home,
-            influx_url=self.influx_url,
-            otlp_endpoint=self.otlp_endpoint,
-            trace_ui_url=self.trace_ui_url,
-        )
-
-
-PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_CONTROLLER_PORT", "MESH_INFLUX_PORT",
-         "MESH_INFLUX_RPC_PORT", "MESH_OTLP_PORT", "MESH_TRACE_UI_PORT")  # fmt: skip
-
-
-def compose_environment(project: str) -> tuple[dict[str, str], dict[str, int]]:
-    ports: dict[str, int] = {}
-    for name in PORTS:
-        port = ephemeral_port("127.0.0.1")
-        while port in ports.values():
-            port = ephemeral_port("127.0.0.1")
-        ports[name] = port
-    env = {**os.environ, "COMPOSE_PROJECT_NAME": project, **{k: str(v) for k, v in ports.items()}}
-    return env, ports
 
 
 @pytest.fixture(scope="module")

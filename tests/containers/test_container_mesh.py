@@ -16,10 +16,13 @@ from typing import Any
 
 import pytest
 from detector_folders import write_detector
+from mesh_cli import mesh
 from polling import wait_for
 
 from control.containers.instances import ContainerInstance
 from control.deploy.lifecycle import deploy, stop
+from control.deploy.rollout import rollout
+from control.deploy.scale import scale
 from shared.avro import AvroDeserializer
 from shared.json_files import read_json
 from testkit.group_generations import group_generations
@@ -90,9 +93,24 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
         decode = AvroDeserializer("alert").decode
         ours = _count_alerts(settings, decode, "above_900", report["alerts"])
         assert ours == report["alerts"]
+
+        # A new version replaces it container by container; then two replicas share the group.
+        write_detector(folder, "above_900", version="1.1.0")
+        rolled = rollout(settings, "above_900", health_s=3, say=lambda line: None)
+        assert rolled.deployment.current.version == "1.1.0" and rolled.replaced == 1
+        assert _detector_containers(docker_client, "above_900") == ["mesh-detector-above_900-r2-0"]
+        scale(settings, "above_900", 2, say=lambda line: None)
+        assert _detector_containers(docker_client, "above_900") == [
+            "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1"
+        ]  # fmt: skip
+        logs = mesh("logs", "above_900", "--lines", "5", env=_cli_env(settings))
+        assert logs.returncode == 0 and "[mesh-detector-above_900-r2-1]" in logs.stdout, logs
     finally:
         stopped = stop(settings, "above_900")
-    assert [s.name for s in stopped] == ["mesh-detector-above_900-r1-0"]
+    assert sorted(s.name for s in stopped) == [
+        "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1"
+    ]  # fmt: skip
+    assert _detector_containers(docker_client, "above_900") == []
     assert group_generations(compose_mesh.bootstrap, groups) == before
     assert _restarts(docker_client, compose_mesh.compose.project) == restarts
 
@@ -116,12 +134,25 @@ def test_a_crash_looping_detector_container_is_restarted_with_backoff_and_shown_
     looping = ContainerInstance(settings, "crasher", release.seq, 0)
     looping.start(release)
     try:
-        view = wait_for(lambda: (v := looping.view()).restarts >= 2 and v, 120,
+        # Between two restarts (the engine's delay doubles each time) it is down, with its exit.
+        view = wait_for(lambda: (v := looping.view()).restarts >= 2 and not v.alive and v, 120,
                         "the engine to restart the crashing container twice")  # fmt: skip
-        assert not view.alive and view.last_error is not None and "exit 3" in view.last_error
+        assert view.last_error is not None and "exit 3" in view.last_error
+        status = wait_for(lambda: (r := mesh("status", env=_cli_env(settings))).stdout.count(
+            "DOWN (restarting)") and r, 60, "mesh status to show it DOWN")  # fmt: skip
+        assert "last error: exit 3" in status.stdout, status.stdout
     finally:
         looping.stop()
     assert not looping.running()
+
+
+def _detector_containers(client: Any, name: str) -> list[str]:
+    found = client.containers.list(all=True, filters={"label": f"mesh.detector={name}"})
+    return sorted(c.name for c in found)
+
+
+def _cli_env(settings: Any) -> dict[str, str]:
+    return {"MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "MESH_HOME": str(settings.home)}
 
 
 def _restarts(client: Any, project: str) -> dict[str, int]:
