@@ -14,14 +14,17 @@ import sys
 import time
 from dataclasses import replace
 
+from shared.settings import Settings
 
-def drain(bootstrap: str, name: str, inputs: dict[str, str], prefix: str, total: int) -> dict:
+
+def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, total: int) -> dict:
+    """``detectors/<name>`` on one runtime instance (group and outputs under ``prefix``) reads
+    ``total`` records of ``inputs`` (record type -> topic): records, seconds from the first batch
+    to the last record, alerts, changelog records, and whether it is stateful."""
     from services.detector_runtime.config import RuntimeConfig, default_topics
     from services.detector_runtime.main import start
     from shared.detector import load_detector
-    from shared.settings import Settings
 
-    settings = replace(Settings.from_env(), bootstrap_servers=bootstrap)
     detector, manifest = load_detector(f"detectors.{name}")
     config = RuntimeConfig(
         detector=detector,
@@ -35,10 +38,17 @@ def drain(bootstrap: str, name: str, inputs: dict[str, str], prefix: str, total:
     runner.run(stop_when=lambda c: c.records >= total)
     counters = runner.counters
     seconds = time.perf_counter() - (counters.first_batch_at or time.perf_counter())
-    return {"records": counters.records, "seconds": seconds, "alerts": counters.alerts}
+    return {
+        "records": counters.records,
+        "seconds": seconds,
+        "alerts": counters.alerts,
+        "changelog": counters.changelog,
+        "stateful": detector.stateful,
+    }
 
 
 if __name__ == "__main__":
     bootstrap, detector_name, inputs_json, topic_prefix, count = sys.argv[1:6]
-    figures = drain(bootstrap, detector_name, json.loads(inputs_json), topic_prefix, int(count))
+    settings = replace(Settings.from_env(), bootstrap_servers=bootstrap)
+    figures = drain(settings, detector_name, json.loads(inputs_json), topic_prefix, int(count))
     print(json.dumps(figures))

@@ -14,6 +14,7 @@ Without a Docker engine every row says so instead of a figure (the other scenari
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -50,8 +51,11 @@ def _image_builds(settings: Settings, client) -> list[Result]:  # type: ignore[n
     try:
         built = builder.build_all(only=BUILT)
     finally:
+        from docker.errors import ImageNotFound
+
         for name in reversed(BUILT):
-            client.images.remove(f"mesh/{name}:{BENCH_TAG}", force=True)
+            with contextlib.suppress(ImageNotFound):  # not built: the error above says why
+                client.images.remove(f"mesh/{name}:{BENCH_TAG}", force=True)
     return [
         Result(f"image {b.tag.split(':')[0]}", 1, b.seconds, paced=True,
                notes=f"built in {b.seconds:.1f} s without layer cache, {b.size_bytes / 1e6:.0f} MB",

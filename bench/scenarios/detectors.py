@@ -20,6 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from bench.drain import drain
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.raw_pipe import copy_batches
@@ -64,36 +65,22 @@ def feed(settings: Settings, count: int = COUNT) -> Feed:
 
 def run_detector(settings: Settings, name: str) -> Result:
     """Records/s of ``detectors/<name>`` on one runtime instance draining the feed."""
-    from services.detector_runtime.config import RuntimeConfig, default_topics
-    from services.detector_runtime.main import start
     from shared.detector import load_detector
 
     data = feed(settings)
-    detector, manifest = load_detector(f"detectors.{name}")
+    detector, _ = load_detector(f"detectors.{name}")
     prefix = f"bench.det.{uuid.uuid4().hex[:8]}."
-    topics = default_topics(detector, prefix, {t: data.topics[t] for t in detector.inputs})
-    for topic in (topics.alerts, topics.dlq):
-        create_topic(settings, "", PARTITIONS, name=topic)
-    total = sum(data.counts[t] for t in detector.inputs)
-    config = RuntimeConfig(
-        detector=detector,
-        manifest=manifest,
-        topics=topics,
-        group_id=f"{prefix}detector.{name}",
-        instance_id=f"bench-{name}",
-        log_interval_s=3600,
-    )
-    runner = start(settings, config)
-    runner.run(stop_when=lambda c: c.records >= total)
-    counters = runner.counters
-    seconds = time.perf_counter() - (counters.first_batch_at or time.perf_counter())
-    state = "stateful" if detector.stateful else "stateless"
+    for suffix in ("alerts", "detectors.dlq"):
+        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    inputs = {t: data.topics[t] for t in detector.inputs}
+    figures = drain(settings, name, inputs, prefix, sum(data.counts[t] for t in inputs))
+    state = "stateful" if figures["stateful"] else "stateless"
     return Result(
         f"detector_{name}",
-        counters.records,
-        seconds,
-        notes=f"runtime, 1 instance, {state}, {counters.alerts} alerts",
-        extra={"alerts": counters.alerts, "changelog": counters.changelog},
+        figures["records"],
+        figures["seconds"],
+        notes=f"runtime, 1 instance, {state}, {figures['alerts']} alerts",
+        extra={"alerts": figures["alerts"], "changelog": figures["changelog"]},
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from typing import Any
 
@@ -108,21 +109,31 @@ def _containers(settings: Settings, name: str) -> list[Any] | None:
 
 
 def _container_logs(containers: list[Any], lines: int, follow: bool) -> int:
-    """The engine keeps a container's output: print its last ``lines`` (and follow it)."""
+    """The engine keeps a container's output: print its last ``lines``, then (``follow``) what
+    every replica writes, each line prefixed with its replica when there are several."""
+    many = len(containers) > 1
     for instance in containers:
-        prefix = f"[{instance.name}] " if len(containers) > 1 else ""
+        prefix = f"[{instance.name}] " if many else ""
         for line in instance.logs(lines).splitlines():
             print(prefix + line)
-    if follow and containers:
-        if len(containers) > 1:
-            raise ConfigError("--follow takes one container at a time: name one replica's logs")
-        try:
-            for chunk in containers[0].follow_logs():
-                sys.stdout.write(chunk.decode(errors="replace"))
-                sys.stdout.flush()
-        except KeyboardInterrupt:
-            return 0
-    return 0
+    if not follow or not containers:
+        return 0
+    printing = threading.Lock()
+
+    def follow_one(instance: Any) -> None:
+        prefix = f"[{instance.name}] " if many else ""
+        for chunk in instance.follow_logs():
+            with printing:
+                for line in chunk.decode(errors="replace").splitlines():
+                    print(prefix + line, flush=True)
+
+    for instance in containers:
+        threading.Thread(target=follow_one, args=(instance,), daemon=True).start()
+    try:
+        while True:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _size(process: LocalProcess) -> int:

@@ -49,12 +49,28 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _aggregator_line(settings)
     _traces_line(settings)
     _detector_lines(settings, bootstrap)
+    _container_lines()
     declared = [s.name for s in declared_topics(settings)]
     for view in topic_views(bootstrap, declared):
         print(
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
     return 0
+
+
+def _container_lines() -> None:
+    """The services of container meshes (`mesh compose up`, with or without --swarm) on this
+    machine's engine, if one answers: where the mesh runs when its processes are not local."""
+    from control.containers.compose import service_states
+    from control.containers.engine import EngineUnavailable
+
+    try:
+        projects = service_states()
+    except EngineUnavailable:
+        return  # no engine here: no container can be running
+    for project, states in sorted(projects.items()):
+        for state in states:
+            print(f"container {project}/{state.line()}")
 
 
 def _ingest_line(settings: Settings) -> None:

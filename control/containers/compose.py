@@ -125,9 +125,14 @@ class ComposeMesh:
         if not running:
             self._check_ports()
         started = time.monotonic()
-        self._start(config)
         try:
-            states = self.wait_ready(client, timeout_s)
+            try:
+                # Compose itself waits here for the start conditions (a healthy broker, the
+                # one-shot's exit): bounded by the same timeout.
+                self._start(config, timeout_s)
+            except ComposeError as error:
+                raise self._why_not_up(client, error) from None
+            states = self.wait_ready(client, timeout_s - (time.monotonic() - started))
         except ComposeError:
             self.say(f"taking {self.project} down again: it did not come up")
             self._stop(volumes=False)
@@ -146,14 +151,11 @@ class ComposeMesh:
     #: A service whose container exited has failed (Swarm starts a new task instead).
     fail_fast = True
 
-    def _start(self, config: dict[str, Any]) -> None:
-        self._compose("up", "-d", "--remove-orphans")
+    def _start(self, config: dict[str, Any], timeout_s: float) -> None:
+        self._compose("up", "-d", "--remove-orphans", timeout_s=timeout_s)
 
     def _stop(self, volumes: bool) -> None:
         self._compose("down", "--remove-orphans", *(["--volumes"] if volumes else []))
-
-    def _service_of(self, container: Any) -> str:
-        return str(container.labels.get("com.docker.compose.service", container.name))
 
     def config(self) -> dict[str, Any]:
         """The compose file as Compose reads it (interpolated); its first complaint if invalid."""
@@ -170,14 +172,7 @@ class ComposeMesh:
 
     def states(self, client: Any = None) -> list[ServiceState]:
         """Each service's newest container (Swarm keeps the exited ones of earlier tasks)."""
-        client = client or connect()
-        found = client.containers.list(
-            all=True, filters={"label": f"{self.project_label}={self.project}"}
-        )
-        newest: dict[str, Any] = {}
-        for container in sorted(found, key=lambda c: c.attrs["Created"]):
-            newest[self._service_of(container)] = container
-        return [_state(service, c) for service, c in sorted(newest.items())]
+        return service_states(client or connect()).get(self.project, [])
 
     def wait_ready(self, client: Any, timeout_s: float) -> list[ServiceState]:
         deadline = time.monotonic() + timeout_s
@@ -185,7 +180,7 @@ class ComposeMesh:
         while True:
             states = self.states(client)
             by_service = {s.service: s for s in states}
-            failed = [s for s in states if s.failed and (self.fail_fast or s.service in ONE_SHOT)]
+            failed = [s for s in states if s.failed and self.fail_fast]
             if failed:
                 raise ComposeError(f"{failed[0].service} failed: {failed[0].line().strip()}; "
                                    f"{self._last_lines(client, failed[0])}")  # fmt: skip
@@ -214,7 +209,9 @@ class ComposeMesh:
                 ) from None
 
     def _check_ports(self) -> None:
-        for key, value in sorted(self.values.items()):
+        """The port settings of .env (as the environment may override them) are free."""
+        for key in sorted(read_env_file(COMPOSE_DIR / ".env")):
+            value = self.values.get(key, "")
             if key.endswith("_PORT") and value.isdigit() and not _free(int(value)):
                 raise ComposeError(
                     f"port {value} ({key}) is in use on 127.0.0.1: set another in "
@@ -222,12 +219,20 @@ class ComposeMesh:
                 )
 
     # helpers ---------------------------------------------------------------------------------
-    def _compose(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _compose(
+        self, *args: str, check: bool = True, timeout_s: float = 300.0
+    ) -> subprocess.CompletedProcess[str]:
         command = [*compose_command(), "--project-directory", str(COMPOSE_DIR)]
         for file in self.files:
             command += ["-f", str(file)]
         command += ["-p", self.project, *args]
-        result = subprocess.run(command, capture_output=True, text=True, env=self.environ)
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, env=self.environ,
+                                    timeout=max(timeout_s, 1.0))  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise ComposeError(
+                f"compose {args[0]} did not finish within {timeout_s:.0f} s"
+            ) from None
         if check and result.returncode != 0:
             lines = (result.stderr or result.stdout).strip().splitlines()
             raise ComposeError(
@@ -235,12 +240,44 @@ class ComposeMesh:
             )
         return result
 
+    def _why_not_up(self, client: Any, error: ComposeError) -> ComposeError:
+        """Compose's own complaint, with the service that failed and its last log lines."""
+        failed = [s for s in self.states(client) if s.failed]
+        if not failed:
+            return error
+        first = failed[0]
+        return ComposeError(f"{first.service} failed: {first.line().strip()}; "
+                            f"{self._last_lines(client, first)}")  # fmt: skip
+
     def _last_lines(self, client: Any, state: ServiceState, lines: int = 3) -> str:
         try:
             text = client.containers.get(state.container).logs(tail=lines).decode(errors="replace")
         except Exception:  # removed meanwhile
             return "(no log)"
         return "last log lines: " + " | ".join(text.strip().splitlines()[-lines:])
+
+
+def service_states(client: Any = None) -> dict[str, list[ServiceState]]:
+    """Every container mesh on the engine (compose projects and Swarm stacks of the compose
+    file, told by the ``mesh.role`` label every service of it carries): project -> each
+    service's newest container (Swarm keeps the exited ones of earlier tasks)."""
+    client = client or connect(timeout_s=3)
+    projects: dict[str, dict[str, Any]] = {}
+    found = client.containers.list(all=True, filters={"label": "mesh.role"}, ignore_removed=True)
+    for container in sorted(found, key=lambda c: c.attrs["Created"]):
+        labels = container.labels
+        project = labels.get("com.docker.compose.project") or labels.get(
+            "com.docker.stack.namespace")  # fmt: skip
+        if not project:  # a detector replica of `mesh deploy --backend docker`: shown above
+            continue
+        service = labels.get("com.docker.compose.service") or str(
+            labels.get("com.docker.swarm.service.name", container.name)
+        ).removeprefix(f"{project}_")
+        projects.setdefault(project, {})[service] = container  # the newest wins
+    return {
+        project: [_state(service, c) for service, c in sorted(services.items())]
+        for project, services in projects.items()
+    }
 
 
 def _state(service: str, container: Any) -> ServiceState:

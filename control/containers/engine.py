@@ -29,9 +29,13 @@ def connect(timeout_s: float = 10.0) -> Any:
         client = docker.from_env(version="auto", timeout=int(timeout_s))
         client.ping()
     except DockerException as error:
-        raise EngineUnavailable(
-            f"no Docker engine answers ({_reason(error)}): {START_HINT}"
-        ) from None
+        reason = _reason(error)
+        if reason == "permission denied":
+            raise EngineUnavailable(
+                "the Docker engine's socket refuses this user (permission denied): run as root, "
+                "or add the user to the docker group"
+            ) from None
+        raise EngineUnavailable(f"no Docker engine answers ({reason}): {START_HINT}") from None
     return client
 
 

@@ -154,6 +154,8 @@ class ImageBuilder:
             raise ImageBuildError(
                 f"{BASE} needs debootstrap: install it (as root: apt-get install debootstrap)"
             )
+        from docker.errors import APIError
+
         rootfs = self.work / "rootfs"
         archive = self.work / "rootfs.tar"
         shutil.rmtree(rootfs, ignore_errors=True)
@@ -162,10 +164,13 @@ class ImageBuilder:
                        "bookworm", str(rootfs), DEBIAN_MIRROR], "debootstrap")  # fmt: skip
             self._run(["tar", "-C", str(rootfs), "-cf", str(archive), "."], "tar")
             repository, tag = BASE.split(":")
-            self.client.api.import_image_from_file(
-                str(archive), repository=repository, tag=tag,
-                changes=["ENV LANG=C.UTF-8", 'CMD ["/bin/bash"]'],
-            )  # fmt: skip
+            try:
+                self.client.api.import_image_from_file(
+                    str(archive), repository=repository, tag=tag,
+                    changes=["ENV LANG=C.UTF-8", 'CMD ["/bin/bash"]'],
+                )  # fmt: skip
+            except APIError as error:
+                raise ImageBuildError(f"importing {BASE} failed: {error.explanation}") from None
         finally:
             shutil.rmtree(rootfs, ignore_errors=True)
             archive.unlink(missing_ok=True)
@@ -245,6 +250,10 @@ class ImageBuilder:
         from docker.errors import APIError
 
         args = {"JRE": JRE, **(args or {})}
+        if not HOST_CA.is_file():
+            raise ImageBuildError(
+                f"no CA bundle at {HOST_CA} for pip inside the build: install ca-certificates"
+            )
         shutil.copy(HOST_CA, (ca_into or context) / "build-ca.crt")
         try:
             stream = self.client.api.build(

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docker.errors import APIError
+
 from control.containers.engine import connect
 from control.containers.images import image
 from control.deploy.errors import DeployRefused
@@ -42,6 +44,8 @@ HOME_MOUNT = "/var/lib/mesh"
 #: SIGTERM, then this long for the runtime to finish its batch, commit and leave its group.
 STOP_TIMEOUT_S = 30
 ROLE = "detector"
+#: Lines of a removed container's output kept for `mesh logs`.
+LOG_LINES_KEPT = 5000
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class ContainerInstance:
         self.name = f"mesh-detector-{name}-r{seq}-{index}"
         self.dir = Path(settings.home) / f"detector-{name}-r{seq}-{index}"
         self.report_file = self.dir / "instance.json"
+        #: The output of the last container of this replica, kept when it is removed.
+        self.log_file = self.dir / "container.log"
         self._client = client
 
     @property
@@ -87,11 +93,19 @@ class ContainerInstance:
         if container is not None and container.status in ("running", "restarting"):
             return self._started(container), False
         if container is not None:  # an exited one of an earlier run: its name is needed
-            container.remove(force=True)
+            self._keep_log_and_remove(container)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.report_file.unlink(missing_ok=True)
-        container = self.client.containers.run(
-            self._image(),
+        try:
+            container = self._run(release)
+        except APIError as error:
+            raise DeployRefused(f"the engine refused {self.name}: {error.explanation}") from None
+        container.reload()
+        return self._started(container), True
+
+    def _run(self, release: Release) -> Any:
+        return self.client.containers.run(
+            require_image(self.client),
             ["python", "-m", "services.detector_runtime", RELEASE_MOUNT,
              "--instance-id", self.name],
             name=self.name,
@@ -107,11 +121,10 @@ class ContainerInstance:
             restart_policy={"Name": "unless-stopped"},
             init=True,  # a real init as pid 1 passes SIGTERM on and reaps children
         )  # fmt: skip
-        container.reload()
-        return self._started(container), True
 
     def stop(self) -> ContainerStarted | None:
-        """SIGTERM (the runtime commits and leaves its group), then remove the container."""
+        """SIGTERM (the runtime commits and leaves its group), then remove the container; its
+        output is kept in ``container.log`` for `mesh logs`."""
         container = self._container()
         if container is None:
             return None
@@ -119,8 +132,13 @@ class ContainerInstance:
         started = self._started(container)
         if running:
             container.stop(timeout=STOP_TIMEOUT_S)
-        container.remove(force=True)
+        self._keep_log_and_remove(container)
         return started if running else None
+
+    def _keep_log_and_remove(self, container: Any) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.log_file.write_bytes(container.logs(tail=LOG_LINES_KEPT))
+        container.remove(force=True)
 
     def running(self) -> bool:
         container = self._container()
@@ -149,10 +167,15 @@ class ContainerInstance:
         )
 
     def logs(self, lines: int) -> str:
+        """The last ``lines`` of its output: the container's, or what was kept of the last one."""
         container = self._container()
-        if container is None:
+        if container is not None:
+            return str(container.logs(tail=lines).decode(errors="replace"))
+        try:
+            kept = self.log_file.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
             return ""
-        return container.logs(tail=lines).decode(errors="replace")
+        return "\n".join(kept[-lines:] if lines else [])
 
     def follow_logs(self) -> Any:
         """The container's output as it comes (a blocking iterator of byte chunks)."""
@@ -161,7 +184,9 @@ class ContainerInstance:
 
     # helpers ---------------------------------------------------------------------------------
     def _container(self) -> Any:
-        found = self.client.containers.list(all=True, filters={"name": f"^/{self.name}$"})
+        found = self.client.containers.list(
+            all=True, filters={"name": f"^/{self.name}$"}, ignore_removed=True
+        )
         mine = [
             c for c in found if c.labels.get("mesh.home") == str(Path(self.settings.home).resolve())
         ]
@@ -172,18 +197,13 @@ class ContainerInstance:
             )
         return mine[0] if mine else None
 
-    def _image(self) -> str:
-        from docker.errors import ImageNotFound
-
-        tag = image("python")
-        try:
-            self.client.images.get(tag)
-        except ImageNotFound:
-            raise DeployRefused(f"image {tag} not found: build it with `make images`") from None
-        return tag
-
     def _environment(self) -> dict[str, str]:
+        # The mesh's and OpenTelemetry's settings as the process backend passes them on (its
+        # replicas get the whole environment), then where this replica finds everything.
+        passed = {k: v for k, v in self.settings.environment.items()
+                  if k.startswith(("MESH_", "OTEL_"))}  # fmt: skip
         return {
+            **passed,
             "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(self.settings),
             "MESH_TOPIC_PREFIX": self.settings.topic_prefix,
             "MESH_HOME": HOME_MOUNT,
@@ -204,11 +224,23 @@ def running_containers(
     client = client or connect()
     filters = {"label": [f"mesh.detector={name}", f"mesh.home={Path(settings.home).resolve()}"]}
     found = []
-    for container in client.containers.list(filters=filters):
+    for container in client.containers.list(filters=filters, ignore_removed=True):
         labels = container.labels
         found.append(ContainerInstance(settings, name, int(labels["mesh.release"]),
                                        int(labels["mesh.replica"]), client))  # fmt: skip
     return sorted(found, key=lambda i: (i.seq, i.index))
+
+
+def require_image(client: Any = None) -> str:
+    """The services image's tag, or one line saying how to build it (no engine: one line too)."""
+    from docker.errors import ImageNotFound
+
+    tag = image("python")
+    try:
+        (client or connect()).images.get(tag)
+    except ImageNotFound:
+        raise DeployRefused(f"image {tag} not found: build it with `make images`") from None
+    return tag
 
 
 def _timestamp(text: str | None) -> float | None:

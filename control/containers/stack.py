@@ -74,7 +74,7 @@ class SwarmStack(ComposeMesh):
     project_label = "com.docker.stack.namespace"
     fail_fast = False
 
-    def _start(self, config: dict[str, Any]) -> None:
+    def _start(self, config: dict[str, Any], timeout_s: float) -> None:
         import yaml
 
         client = connect()
@@ -93,15 +93,20 @@ class SwarmStack(ComposeMesh):
         self._docker("stack", "rm", self.project)
         deadline = time.monotonic() + 60
         label = {"label": f"{self.project_label}={self.project}"}
-        while client.containers.list(all=True, filters=label) and time.monotonic() < deadline:
+        while (client.containers.list(all=True, filters=label, ignore_removed=True)
+               and time.monotonic() < deadline):  # fmt: skip
             time.sleep(1)
         if volumes:
-            for volume in client.volumes.list(filters=label):
-                volume.remove(force=True)
+            from docker.errors import APIError
 
-    def _service_of(self, container: Any) -> str:
-        name = str(container.labels.get("com.docker.swarm.service.name", container.name))
-        return name.removeprefix(f"{self.project}_")
+            for volume in client.volumes.list(filters=label):
+                try:
+                    volume.remove(force=True)
+                except APIError as error:
+                    raise ComposeError(
+                        f"volume {volume.name} is still in use ({error.explanation}): "
+                        f"`mesh compose down --swarm -v` again once {self.project}'s tasks ended"
+                    ) from None
 
     def _docker(self, *args: str) -> None:
         docker = shutil.which("docker")

@@ -47,6 +47,15 @@ def check_backend(backend: str) -> str:
     return backend
 
 
+def preflight(settings: Settings, backend: str) -> None:
+    """What a backend needs before a deployment is written, or one line why not: for containers,
+    an engine that answers and the services image (`make images`)."""
+    if check_backend(backend) == DOCKER:
+        from control.containers.instances import require_image
+
+        require_image()
+
+
 def replica(settings: Settings, backend: str, name: str, seq: int, index: int) -> Replica:
     if check_backend(backend) == DOCKER:
         from control.containers.instances import ContainerInstance

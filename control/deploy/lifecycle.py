@@ -10,7 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from control.deploy.backends import PROCESS, Replica, check_backend, replicas, running_replicas
+from control.containers.engine import EngineUnavailable
+from control.deploy.backends import (
+    DOCKER,
+    PROCESS,
+    Replica,
+    preflight,
+    replicas,
+    running_replicas,
+)
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
@@ -33,7 +41,7 @@ def deploy(
 ) -> Deployment:
     """Validate ``folder``, release it and start its replicas on ``backend``; refuse before
     touching anything."""
-    check_backend(backend)
+    preflight(settings, backend)  # no engine or no image: refused before anything is written
     folder = folder.resolve()
     validated = validate(folder)
     say(
@@ -59,10 +67,15 @@ def deploy(
         ).with_event(f"deployed v{validated.version} from {folder} ({backend})")
         instances = replicas(settings, backend, deployment.name, release.seq, deployment.replicas)
         registry.save(deployment)
-        for instance in instances:
-            info, _ = instance.start(release)
-            say(f"started {instance.name} pid {info.pid}")
-        reason = wait_started(instances, DEFAULT_MAX_ERROR_RATE)
+        reason: str | None
+        try:
+            for instance in instances:
+                info, _ = instance.start(release)
+                say(f"started {instance.name} pid {info.pid}")
+        except MeshError as error:  # the engine refused a container: undo, and say why
+            reason = str(error)
+        else:
+            reason = wait_started(instances, DEFAULT_MAX_ERROR_RATE)
         if reason:
             for instance in instances:
                 instance.stop()
@@ -111,7 +124,14 @@ def _check_name_free(
             f"{name} v{existing.current.version} is already deployed from {folder}: "
             f"use `mesh rollout {name}` to ship a new version"
         )
-    leftovers = running_replicas(settings, existing.backend if existing else backend, name)
+    leftovers = running_replicas(settings, PROCESS, name)
+    earlier = existing.backend if existing else backend
+    if DOCKER in (backend, earlier):
+        try:
+            leftovers += running_replicas(settings, DOCKER, name)
+        except EngineUnavailable:  # no engine, so none of its containers runs
+            if backend == DOCKER:
+                raise
     if leftovers:
         raise DeployRefused(
             f"{name} still has running instances ({leftovers[0].name}): `mesh stop {name}` first"
@@ -155,10 +175,10 @@ def up(settings: Settings, say: Say = print) -> None:
             continue
         try:
             instances = current_instances(settings, deployment)
-        except MeshError as error:  # no engine for a container deployment: the rest still run
+            results = [instance.start(deployment.current) for instance in instances]
+        except MeshError as error:  # no engine or image for a container deployment: the rest run
             say(f"detector {deployment.name}: not started: {error}")
             continue
-        results = [instance.start(deployment.current) for instance in instances]
         fresh = sum(started for _, started in results)
         pids = ", ".join(str(info.pid) for info, _ in results)
         say(

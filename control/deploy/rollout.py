@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from control.deploy.backends import Replica, replica
+from control.deploy.backends import Replica, preflight, replica
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import (
     DEFAULT_HEALTH_S,
@@ -75,6 +75,7 @@ def rollout(
             f"nothing to roll out: {folder} is what {name} v{current.current.version} runs"
         )
     check_inputs_exist(settings, validated)
+    preflight(settings, current.backend)
     say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)

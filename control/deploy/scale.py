@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from control.deploy.backends import replicas
+from control.deploy.backends import preflight, replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.lifecycle import Say
@@ -48,6 +48,7 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
         if count == before:
             say(f"{name} already runs {count} replica(s)")
             return deployment
+        preflight(settings, deployment.backend)
         instances = replicas(
             settings, deployment.backend, name, deployment.current.seq, max(count, before)
         )

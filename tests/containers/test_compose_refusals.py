@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mesh_cli import mesh
 
 from control.containers.compose import COMPOSE_FILE, ComposeError, ComposeMesh
 from testkit.container_mesh import compose_environment
@@ -55,3 +56,15 @@ def test_an_invalid_compose_file_gets_composes_own_complaint(
     assert message.startswith(f"{COMPOSE_FILE}, {broken} is not a valid compose file: ")
     assert "healthcheck" in message and "\n" not in message
     assert _nothing_left(docker_client, "mesh-refuse-file")
+
+
+def test_a_container_deploy_without_its_image_is_refused_before_anything_is_written(
+    docker_client: Any, tmp_path: Path
+) -> None:
+    env = {"MESH_HOME": str(tmp_path / "home"), "MESH_IMAGE_TAG": "never-built",
+           "MESH_BOOTSTRAP_SERVERS": "127.0.0.1:1"}  # fmt: skip
+    result = mesh("deploy", "--backend", "docker", "detectors/large_amount", env=env)
+    assert (result.returncode, result.stderr.strip()) == (
+        2, "mesh: error: image mesh/python:never-built not found: build it with `make images`"
+    )  # fmt: skip
+    assert not (tmp_path / "home" / "deployments").exists()
