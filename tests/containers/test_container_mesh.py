@@ -41,6 +41,10 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
     compose_mesh: Any, docker_client: Any, tmp_path: Path
 ) -> None:
     settings = compose_mesh.settings()
+    status = mesh("status", env=_cli_env(settings))
+    project = compose_mesh.compose.project
+    for service in ("kafka", "ingest", "metrics-aggregator", "large-amount"):
+        assert f"container {project}/{service:<20} running (healthy)" in status.stdout, status
     # The demo's stream (`mesh produce --customers 100000 --event-rate 2000`), with a seed that
     # plants fraud for all three detectors in 10 000 records.
     stream = StreamConfig(start_time_ms=int(time.time() * 1000) - 60_000, count=10_000,
