@@ -1,0 +1,354 @@
+"""Where each alert goes: the notifier's routing file (``infra/notifier/rules.yaml`` by default).
+
+The file names the **channels** (a webhook, a file), optional **customer segments** (glob patterns
+on ``customer_id``, first match wins, else ``default``) and ordered **rules**: the first rule whose
+``match`` holds for an alert (detector, severity, segment; a missing key matches anything) sends it
+to that rule's channels. An alert no rule matches goes nowhere, and the notifier records that.
+
+A mistake in the file stops the notifier at start with the file, line and field named, e.g.
+``rules.yaml:14: rules[1].match.severity: 'SEVERE' is not a severity (LOW, MEDIUM, HIGH,
+CRITICAL)``: routing is never half-valid at run time.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from shared.errors import ConfigError
+
+#: The alert schema's severity symbols (schemas/alert; a unit test ties them together).
+SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
+DEFAULT_SEGMENT = "default"
+
+
+class RulesError(ConfigError):
+    """The routing file cannot be used; the message names the file, line and field."""
+
+
+@dataclass(frozen=True)
+class WebhookChannel:
+    """HTTP POST of the alert as JSON, with an idempotency key, retried with backoff."""
+
+    name: str
+    url: str
+    timeout_s: float = 5.0
+    max_attempts: int = 5
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    #: deliveries in flight at once: a slow receiver holds back only its own channel
+    concurrency: int = 4
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileChannel:
+    """One JSON line per notification appended to a file (relative paths: under MESH_HOME)."""
+
+    name: str
+    path: str
+
+
+Channel = WebhookChannel | FileChannel
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a rule matches; None is "anything"."""
+
+    detectors: frozenset[str] | None = None
+    severities: frozenset[str] | None = None
+    segments: frozenset[str] | None = None
+
+    def holds(self, detector: str, severity: str, segment: str) -> bool:
+        return (
+            (self.detectors is None or detector in self.detectors)
+            and (self.severities is None or severity in self.severities)
+            and (self.segments is None or segment in self.segments)
+        )
+
+
+@dataclass(frozen=True)
+class Rule:
+    match: Match
+    channels: tuple[str, ...]
+    #: where it is in the file, for messages and `mesh status`
+    line: int
+
+
+@dataclass(frozen=True)
+class Routing:
+    channels: Mapping[str, Channel]
+    segments: Mapping[str, tuple[str, ...]]
+    rules: tuple[Rule, ...]
+
+    def segment_of(self, customer_id: str) -> str:
+        for name, patterns in self.segments.items():
+            if any(fnmatch.fnmatchcase(customer_id, p) for p in patterns):
+                return name
+        return DEFAULT_SEGMENT
+
+    def route(self, alert: Mapping[str, Any]) -> tuple[Rule | None, tuple[Channel, ...]]:
+        """The first rule that matches ``alert`` (a decoded Alert) and its channels."""
+        segment = self.segment_of(str(alert["customer_id"]))
+        for rule in self.rules:
+            if rule.match.holds(str(alert["detector"]), str(alert["severity"]), segment):
+                return rule, tuple(self.channels[name] for name in rule.channels)
+        return None, ()
+
+
+def load_rules(path: Path) -> Routing:
+    """The routing of ``path``; :class:`RulesError` naming file, line and field otherwise."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise RulesError(
+            f"cannot read the notifier's rules file {path}: {error.strerror}"
+        ) from None
+    return parse_rules(text, path.name)
+
+
+def parse_rules(text: str, source: str = "rules.yaml") -> Routing:
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        raise RulesError(f"{where}: not YAML: {getattr(error, 'problem', error)}") from None
+    return _Parser(source).routing(root)
+
+
+class _Parser:
+    """Walks YAML's node tree (not the loaded values), so every message has its line."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, node: yaml.Node | None, where: str, problem: str) -> RulesError:
+        line = f":{node.start_mark.line + 1}" if node is not None else ""
+        return RulesError(f"{self.source}{line}: {where}: {problem}")
+
+    # structure -------------------------------------------------------------------------------
+    def mapping(
+        self,
+        node: yaml.Node | None,
+        where: str,
+        allowed: set[str] | None,
+        required: frozenset[str] = frozenset(),
+    ) -> dict[str, yaml.Node]:
+        """The keys of a mapping node (``allowed=None``: any key) and their value nodes."""
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, where, "must be a mapping of keys to values")
+        found: dict[str, yaml.Node] = {}
+        for key, value in node.value:
+            name = str(key.value)
+            if allowed is not None and name not in allowed:
+                raise self.fail(
+                    key,
+                    f"{where}.{name}" if where else name,
+                    f"unknown key; expected one of {', '.join(sorted(allowed))}",
+                )
+            if name in found:
+                raise self.fail(key, f"{where}.{name}" if where else name, "given twice")
+            found[name] = value
+        missing = sorted(required - set(found))
+        if missing:
+            raise self.fail(node, where or "the file", f"missing {', '.join(missing)}")
+        return found
+
+    def sequence(self, node: yaml.Node, where: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, where, "must be a list")
+        return list(node.value)
+
+    def text(self, node: yaml.Node, where: str) -> str:
+        if (
+            not isinstance(node, yaml.ScalarNode)
+            or node.tag != "tag:yaml.org,2002:str"
+            or not str(node.value).strip()
+        ):
+            raise self.fail(node, where, "must be a non-empty string")
+        return str(node.value)
+
+    def number(
+        self, node: yaml.Node, where: str, *, integer: bool = False, minimum: float = 0.0
+    ) -> float:
+        tags = (
+            ("tag:yaml.org,2002:int",)
+            if integer
+            else ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+        )
+        if not isinstance(node, yaml.ScalarNode) or node.tag not in tags:
+            raise self.fail(node, where, "must be an integer" if integer else "must be a number")
+        value = int(node.value) if integer else float(node.value)
+        if value < minimum or (not integer and value != value):
+            raise self.fail(node, where, f"must be {minimum:g} or more, not {node.value}")
+        return value
+
+    def strings(self, node: yaml.Node, where: str) -> list[tuple[yaml.Node, str]]:
+        """A string or a list of strings."""
+        items = self.sequence(node, where) if isinstance(node, yaml.SequenceNode) else [node]
+        if not items:
+            raise self.fail(node, where, "must not be empty")
+        return [(item, self.text(item, where)) for item in items]
+
+    # the file --------------------------------------------------------------------------------
+    def routing(self, root: yaml.Node | None) -> Routing:
+        if root is None:
+            raise RulesError(f"{self.source}: empty: it needs channels and rules")
+        top = self.mapping(
+            root, "", {"channels", "segments", "rules"}, frozenset({"channels", "rules"})
+        )
+        channels = self.channels(top["channels"])
+        segments = self.segments(top["segments"]) if "segments" in top else {}
+        rules = tuple(
+            self.rule(node, f"rules[{i}]", channels, segments)
+            for i, node in enumerate(self.sequence(top["rules"], "rules"))
+        )
+        if not rules:
+            raise self.fail(top["rules"], "rules", "must list at least one rule")
+        return Routing(channels, segments, rules)
+
+    def channels(self, node: yaml.Node) -> dict[str, Channel]:
+        if not isinstance(node, yaml.MappingNode) or not node.value:
+            raise self.fail(node, "channels", "must map channel names to their settings")
+        found: dict[str, Channel] = {}
+        for key, value in node.value:
+            name = str(key.value)
+            where = f"channels.{name}"
+            kind = self.mapping(
+                value,
+                where,
+                {
+                    "type",
+                    "url",
+                    "path",
+                    "timeout_s",
+                    "max_attempts",
+                    "backoff_initial_s",
+                    "backoff_max_s",
+                    "concurrency",
+                    "headers",
+                },
+                frozenset({"type"}),
+            )
+            found[name] = self.channel(name, where, kind)
+        return found
+
+    def channel(self, name: str, where: str, fields: dict[str, yaml.Node]) -> Channel:
+        kind = self.text(fields["type"], f"{where}.type")
+        if kind == "file":
+            extra = sorted(set(fields) - {"type", "path"})
+            if extra:
+                raise self.fail(
+                    fields[extra[0]],
+                    f"{where}.{extra[0]}",
+                    "not a setting of a file channel (type, path)",
+                )
+            if "path" not in fields:
+                raise self.fail(fields["type"], where, "a file channel needs a path")
+            return FileChannel(name, self.text(fields["path"], f"{where}.path"))
+        if kind != "webhook":
+            raise self.fail(
+                fields["type"],
+                f"{where}.type",
+                f"unknown channel type {kind!r}; expected webhook or file",
+            )
+        if "url" not in fields:
+            raise self.fail(fields["type"], where, "a webhook channel needs a url")
+        url = self.text(fields["url"], f"{where}.url")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise self.fail(
+                fields["url"], f"{where}.url", f"{url!r} is not an http(s) URL with a host"
+            )
+        if "path" in fields:
+            raise self.fail(fields["path"], f"{where}.path", "not a setting of a webhook channel")
+        settings: dict[str, Any] = {}
+        for key, minimum, integer in (
+            ("timeout_s", 0.001, False),
+            ("max_attempts", 1, True),
+            ("backoff_initial_s", 0.0, False),
+            ("backoff_max_s", 0.0, False),
+            ("concurrency", 1, True),
+        ):
+            if key in fields:
+                value = self.number(fields[key], f"{where}.{key}", integer=integer, minimum=minimum)
+                settings[key] = int(value) if integer else value
+        if "headers" in fields:
+            headers = self.mapping(fields["headers"], f"{where}.headers", None)
+            settings["headers"] = {
+                k: self.text(v, f"{where}.headers.{k}") for k, v in headers.items()
+            }
+        return WebhookChannel(name, url, **settings)
+
+    def segments(self, node: yaml.Node) -> dict[str, tuple[str, ...]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, "segments", "must map segment names to customer_id patterns")
+        found = {}
+        for key, value in node.value:
+            name = str(key.value)
+            if name == DEFAULT_SEGMENT:
+                raise self.fail(
+                    key,
+                    f"segments.{name}",
+                    "'default' is every customer no segment matches: pick another name",
+                )
+            found[name] = tuple(text for _, text in self.strings(value, f"segments.{name}"))
+        return found
+
+    def rule(
+        self,
+        node: yaml.Node,
+        where: str,
+        channels: Mapping[str, Channel],
+        segments: Mapping[str, tuple[str, ...]],
+    ) -> Rule:
+        fields = self.mapping(node, where, {"match", "channels"}, frozenset({"channels"}))
+        match = Match()
+        if "match" in fields:
+            keys = self.mapping(
+                fields["match"], f"{where}.match", {"detector", "severity", "segment"}
+            )
+            detectors = severities = named_segments = None
+            if "detector" in keys:
+                detectors = frozenset(
+                    t for _, t in self.strings(keys["detector"], f"{where}.match.detector")
+                )
+            if "severity" in keys:
+                items = self.strings(keys["severity"], f"{where}.match.severity")
+                for item, text in items:
+                    if text not in SEVERITIES:
+                        raise self.fail(
+                            item,
+                            f"{where}.match.severity",
+                            f"{text!r} is not a severity ({', '.join(SEVERITIES)})",
+                        )
+                severities = frozenset(t for _, t in items)
+            if "segment" in keys:
+                items = self.strings(keys["segment"], f"{where}.match.segment")
+                known = {*segments, DEFAULT_SEGMENT}
+                for item, text in items:
+                    if text not in known:
+                        raise self.fail(
+                            item,
+                            f"{where}.match.segment",
+                            f"no segment {text!r} (segments: {', '.join(sorted(known))})",
+                        )
+                named_segments = frozenset(t for _, t in items)
+            match = Match(detectors, severities, named_segments)
+        names = self.strings(fields["channels"], f"{where}.channels")
+        for item, text in names:
+            if text not in channels:
+                raise self.fail(
+                    item,
+                    f"{where}.channels",
+                    f"no channel {text!r} (channels: {', '.join(sorted(channels))})",
+                )
+        return Rule(match, tuple(t for _, t in names), node.start_mark.line + 1)
