@@ -5,9 +5,11 @@ Done so far:
 
   rules   where each alert goes: the declarative routing file (channels, customer segments,
           rules), validated at start with the line and field of every mistake
+  book    the delivery book of one alerts partition: once per (alert, channel), retries due,
+          dead letters, a TTL, and the changelog records that rebuild it after a restart
 
 Still to come (see the issue and docs/dev/issue-18-notes.md): the service itself (consume
-``alerts``, deduplicate by ``alert_id`` with state that survives restarts and expires after a
-TTL), the webhook and file channels (retries with backoff and jitter, idempotency key, circuit
-breaker, dead letters), ``notifications`` records, traces, metrics and `mesh up`/`status`.
+``alerts``, keep a book per partition in a changelog, restore it on assignment), the webhook and
+file channels (retries with backoff and jitter, an idempotency key, a circuit breaker, dead
+letters), ``notifications`` records, traces, metrics and `mesh up`/`status`.
 """

@@ -1,0 +1,166 @@
+"""The notifier's delivery book: which alert went to which channel, and how far that got.
+
+One book per ``alerts`` partition, so it moves with the partition on a rebalance and is rebuilt
+from the notifier's changelog (co-partitioned with ``alerts``, compacted, key
+``<alert_id>/<channel>``) after a restart. It is what makes "notified once" hold although
+everything upstream is at-least-once:
+
+* **admit**: an alert becomes one PENDING delivery per channel its rule names, unless the book
+  already has that (alert, channel): a duplicate or a replay is suppressed and counted;
+* a PENDING entry carries the alert itself, so the consumer's offset can be committed as soon as
+  the entry is in the changelog: delivery is driven by the book, not by the consumer's position,
+  and a slow channel never holds the partition back;
+* **due** / **attempted**: what to (re)try now, and each attempt's outcome: DELIVERED, a retry at
+  the time the channel's backoff says, or FAILED (dead-lettered) after its last attempt;
+* **expire**: finished entries are forgotten ``ttl_s`` after they finished (pending ones never),
+  with a tombstone in the changelog: state has a TTL, the seeds' unbounded stores do not repeat.
+
+A restart mid-retry resumes from the last recorded attempt; at worst the attempt in flight is
+sent again, with the same idempotency key (the alert id), which the receiver can drop.
+
+Pure bookkeeping: no Kafka, no HTTP, no clock of its own (``now_s`` is passed in).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+PENDING, DELIVERED, FAILED = "PENDING", "DELIVERED", "FAILED"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One alert to one channel."""
+
+    alert_id: str
+    channel: str
+    status: str
+    attempts: int
+    #: when the next attempt is due (PENDING), else when it finished
+    at_s: float
+    #: when the alert was admitted: the start of its notification latency
+    admitted_s: float
+    #: the decoded alert while PENDING (what a restarted notifier delivers), then None
+    alert: Mapping[str, Any] | None
+    last_error: str | None = None
+
+    @property
+    def key(self) -> str:
+        return delivery_key(self.alert_id, self.channel)
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":"), default=_json_default).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> Delivery:
+        fields = json.loads(value)
+        return cls(**fields)
+
+
+def delivery_key(alert_id: str, channel: str) -> str:
+    return f"{alert_id}/{channel}"
+
+
+class DeliveryBook:
+    """The deliveries of one ``alerts`` partition (see the module's docstring)."""
+
+    def __init__(self, ttl_s: float) -> None:
+        if ttl_s <= 0:
+            raise ValueError("the delivery book's TTL must be positive")
+        self.ttl_s = ttl_s
+        self._entries: dict[str, Delivery] = {}
+        self._dirty: dict[str, Delivery | None] = {}
+        #: duplicates suppressed since the book was made (a replay counts per channel)
+        self.duplicates = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, alert_id: str, channel: str) -> Delivery | None:
+        return self._entries.get(delivery_key(alert_id, channel))
+
+    def admit(
+        self, alert: Mapping[str, Any], channels: Iterable[str], now_s: float
+    ) -> list[Delivery]:
+        """New PENDING deliveries of ``alert`` (decoded, with ``alert_id``) to ``channels``,
+        due now; an (alert, channel) the book already has is a duplicate and is skipped."""
+        admitted = []
+        for channel in channels:
+            key = delivery_key(str(alert["alert_id"]), channel)
+            if key in self._entries:
+                self.duplicates += 1
+                continue
+            entry = Delivery(str(alert["alert_id"]), channel, PENDING, 0, now_s, now_s, alert)
+            self._put(entry)
+            admitted.append(entry)
+        return admitted
+
+    def due(self, now_s: float) -> list[Delivery]:
+        """PENDING deliveries whose next attempt is due, the longest waiting first."""
+        due = [e for e in self._entries.values() if e.status == PENDING and e.at_s <= now_s]
+        return sorted(due, key=lambda e: (e.at_s, e.key))
+
+    def attempted(
+        self,
+        entry: Delivery,
+        now_s: float,
+        *,
+        delivered: bool,
+        error: str | None = None,
+        retry_in_s: float | None = None,
+    ) -> Delivery:
+        """Record one attempt: delivered, or failed with ``retry_in_s`` (None: no attempt is
+        left, the delivery FAILED and goes to the dead letters)."""
+        current = self._entries.get(entry.key)
+        if current is None or current.status != PENDING:
+            raise ValueError(f"no pending delivery {entry.key} to record an attempt of")
+        attempts = current.attempts + 1
+        if delivered:
+            done = replace(current, status=DELIVERED, attempts=attempts, at_s=now_s, alert=None,
+                           last_error=None)  # fmt: skip
+        elif retry_in_s is None:
+            done = replace(current, status=FAILED, attempts=attempts, at_s=now_s, alert=None,
+                           last_error=error)  # fmt: skip
+        else:
+            done = replace(current, attempts=attempts, at_s=now_s + retry_in_s, last_error=error)
+        self._put(done)
+        return done
+
+    def expire(self, now_s: float) -> int:
+        """Forget finished deliveries older than the TTL; how many went."""
+        old = [
+            key
+            for key, e in self._entries.items()
+            if e.status != PENDING and now_s - e.at_s >= self.ttl_s
+        ]
+        for key in old:
+            del self._entries[key]
+            self._dirty[key] = None
+        return len(old)
+
+    def changes(self) -> list[tuple[str, bytes | None]]:
+        """What changed since the last call, for the changelog: key -> value (None removes)."""
+        drained = [(k, None if e is None else e.to_json()) for k, e in self._dirty.items()]
+        self._dirty.clear()
+        return drained
+
+    def restore(self, key: str, value: bytes | None) -> None:
+        """Apply one changelog record (in log order) while the partition is being restored."""
+        if value is None:
+            self._entries.pop(key, None)
+        else:
+            self._entries[key] = Delivery.from_json(value)
+
+    def _put(self, entry: Delivery) -> None:
+        self._entries[entry.key] = entry
+        self._dirty[entry.key] = entry
+
+
+def _json_default(value: Any) -> Any:
+    """Decoded Avro values JSON does not know (bytes of decimals, datetimes) as strings."""
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
