@@ -7,9 +7,11 @@ Done so far:
           rules), validated at start with the line and field of every mistake
   book    the delivery book of one alerts partition: once per (alert, channel), retries due,
           dead letters, a TTL, and the changelog records that rebuild it after a restart
+  webhook one delivery attempt as one HTTP POST (urllib3) with an idempotency key, and the
+          retry schedule (exponential, capped, jittered, at least Retry-After)
 
 Still to come (see the issue and docs/dev/issue-18-notes.md): the service itself (consume
-``alerts``, keep a book per partition in a changelog, restore it on assignment), the webhook and
-file channels (retries with backoff and jitter, an idempotency key, a circuit breaker, dead
-letters), ``notifications`` records, traces, metrics and `mesh up`/`status`.
+``alerts``, keep a book per partition in a changelog, restore it on assignment), the channel
+workers (bounded per channel, a circuit breaker), the file channel, dead letters,
+``notifications`` records, traces, metrics and `mesh up`/`status`.
 """
