@@ -9,9 +9,13 @@ Done so far:
           dead letters, a TTL, and the changelog records that rebuild it after a restart
   webhook one delivery attempt as one HTTP POST (urllib3) with an idempotency key, and the
           retry schedule (exponential, capped, jittered, at least Retry-After)
+  file_channel  one JSON line per notification
+  breaker the circuit breaker of a channel
+  dispatch      attempts in flight: a bounded worker pool per channel behind its breaker
+  outcome what one attempt gave
 
 Still to come (see the issue and docs/dev/issue-18-notes.md): the service itself (consume
-``alerts``, keep a book per partition in a changelog, restore it on assignment), the channel
-workers (bounded per channel, a circuit breaker), the file channel, dead letters,
-``notifications`` records, traces, metrics and `mesh up`/`status`.
+``alerts``, keep a book per partition in a changelog, restore it on assignment, the loop that
+offers due deliveries to the dispatcher), dead letters, ``notifications`` records, traces,
+metrics and `mesh up`/`status`.
 """

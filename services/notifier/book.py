@@ -129,6 +129,16 @@ class DeliveryBook:
         self._put(done)
         return done
 
+    def postpone(self, entry: Delivery, until_s: float) -> Delivery:
+        """Make a PENDING delivery due at ``until_s`` without spending an attempt (its
+        channel's breaker is open until then)."""
+        current = self._entries.get(entry.key)
+        if current is None or current.status != PENDING:
+            raise ValueError(f"no pending delivery {entry.key} to postpone")
+        later = replace(current, at_s=max(current.at_s, until_s))
+        self._put(later)
+        return later
+
     def expire(self, now_s: float) -> int:
         """Forget finished deliveries older than the TTL; how many went."""
         old = [

@@ -17,29 +17,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import urllib3
 
+from services.notifier.outcome import Outcome
 from services.notifier.rules import WebhookChannel
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 #: Answers worth trying again: the receiver was busy, timed out or failed on its side.
 RETRIABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one attempt gave."""
-
-    delivered: bool
-    #: whether another attempt may succeed (a 400 will not; a 503 or a timeout may)
-    retriable: bool
-    status: int | None
-    error: str | None
-    seconds: float
-    #: the receiver's Retry-After, in seconds, if it gave one
-    retry_after_s: float | None = None
 
 
 class WebhookSender:

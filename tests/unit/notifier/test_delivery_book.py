@@ -82,6 +82,18 @@ def test_the_changelog_rebuilds_the_same_book_after_a_restart() -> None:
     assert Delivery.from_json(pending.to_json()) == pending
 
 
+def test_a_postponed_delivery_keeps_its_attempts_and_waits() -> None:
+    book = DeliveryBook(ttl_s=60)
+    (entry,) = book.admit(_alert(), ["team"], now_s=0.0)
+    retry = book.attempted(entry, 1.0, delivered=False, error="HTTP 503", retry_in_s=1.0)
+    later = book.postpone(retry, 30.0)
+    assert (later.attempts, later.at_s, later.status) == (1, 30.0, PENDING)
+    assert book.due(29.0) == [] and book.due(30.0) == [later]
+    done = book.attempted(later, 30.5, delivered=True)
+    with pytest.raises(ValueError, match="no pending delivery a1/team to postpone"):
+        book.postpone(done, 40.0)
+
+
 def test_a_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError, match="TTL must be positive"):
         DeliveryBook(ttl_s=0)
