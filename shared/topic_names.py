@@ -84,6 +84,21 @@ class TopicNames:
     def notifications(self) -> str:
         return f"{self.prefix}notifications"
 
+    @property
+    def notifications_dlq(self) -> str:
+        """Deliveries the notifier gave up on, with the last error."""
+        return f"{self.prefix}notifications.dlq"
+
+    @property
+    def notifier_changelog(self) -> str:
+        """The notifier's delivery books; it creates it (partitions = alerts')."""
+        return f"{self.prefix}notifier.changelog"
+
+    @property
+    def notifier_group(self) -> str:
+        """The consumer group of every notifier instance."""
+        return f"{self.prefix}notifier"
+
     def changelog(self, detector: str) -> str:
         """A stateful detector's state changes; the runtime creates it (partitions = inputs')."""
         return f"{self.prefix}detector.{detector}.changelog"
@@ -96,4 +111,5 @@ class TopicNames:
         """The names ``infra/topics.yaml`` must declare for these record types."""
         per_type = [name for t in record_types for name in (self.raw(t), self.records(t))]
         return [*per_type, self.invalid, self.alerts, self.detectors_dlq, self.metrics,
-                self.metrics_dlq, self.windows, self.notifications]  # fmt: skip
+                self.metrics_dlq, self.windows, self.notifications,
+                self.notifications_dlq]  # fmt: skip
