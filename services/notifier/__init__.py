@@ -13,6 +13,7 @@ Done so far:
   breaker the circuit breaker of a channel
   dispatch      attempts in flight: a bounded worker pool per channel behind its breaker
   outcome what one attempt gave
+  records the Notification record of a delivery, and the webhook's JSON body
 
 Still to come (see the issue and docs/dev/issue-18-notes.md): the service itself (consume
 ``alerts``, keep a book per partition in a changelog, restore it on assignment, the loop that

@@ -18,7 +18,9 @@ everything upstream is at-least-once:
 A restart mid-retry resumes from the last recorded attempt; at worst the attempt in flight is
 sent again, with the same idempotency key (the alert id), which the receiver can drop.
 
-Pure bookkeeping: no Kafka, no HTTP, no clock of its own (``now_s`` is passed in).
+Pure bookkeeping: no Kafka, no HTTP, no clock of its own. ``now_s`` is wall-clock seconds
+(``time.time()``): entries outlive the process in the changelog, so a monotonic clock, which
+restarts with the process, would make a restored retry due decades late or at once.
 """
 
 from __future__ import annotations
