@@ -14,6 +14,7 @@ Done so far:
   dispatch      attempts in flight: a bounded worker pool per channel behind its breaker
   outcome what one attempt gave
   records the Notification record of a delivery, and the webhook's JSON body
+  config  MESH_NOTIFIER_* (rules file, dedup TTL, breaker, poll interval)
 
 Still to come (see the issue and docs/dev/issue-18-notes.md): the service itself (consume
 ``alerts``, keep a book per partition in a changelog, restore it on assignment, the loop that
