@@ -113,6 +113,10 @@ class KafkaSink:
             self._outcome.fail(
                 f"{remaining} records not acknowledged within {timeout_s:g} s", remaining
             )
+        # The producer holds this sink (its delivery callback), a cycle only the garbage
+        # collector breaks: until then librdkafka's threads would keep calling a broker that may
+        # be gone. Let it go now; the sink is done.
+        del self._producer
         return self._outcome
 
     def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
