@@ -13,7 +13,7 @@ CRITICAL)``: routing is never half-valid at run time.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,33 +322,26 @@ class _Parser:
                     t for _, t in self.strings(keys["detector"], f"{where}.match.detector")
                 )
             if "severity" in keys:
-                items = self.strings(keys["severity"], f"{where}.match.severity")
-                for item, text in items:
-                    if text not in SEVERITIES:
-                        raise self.fail(
-                            item,
-                            f"{where}.match.severity",
-                            f"{text!r} is not a severity ({', '.join(SEVERITIES)})",
-                        )
-                severities = frozenset(t for _, t in items)
+                severities = self.one_of(keys["severity"], f"{where}.match.severity", SEVERITIES,
+                                         "{!r} is not a severity ({})")  # fmt: skip
             if "segment" in keys:
-                items = self.strings(keys["segment"], f"{where}.match.segment")
-                known = {*segments, DEFAULT_SEGMENT}
-                for item, text in items:
-                    if text not in known:
-                        raise self.fail(
-                            item,
-                            f"{where}.match.segment",
-                            f"no segment {text!r} (segments: {', '.join(sorted(known))})",
-                        )
-                named_segments = frozenset(t for _, t in items)
+                known = sorted({*segments, DEFAULT_SEGMENT})
+                named_segments = self.one_of(keys["segment"], f"{where}.match.segment", known,
+                                             "no segment {!r} (segments: {})")  # fmt: skip
             match = Match(detectors, severities, named_segments)
-        names = self.strings(fields["channels"], f"{where}.channels")
-        for item, text in names:
-            if text not in channels:
-                raise self.fail(
-                    item,
-                    f"{where}.channels",
-                    f"no channel {text!r} (channels: {', '.join(sorted(channels))})",
-                )
-        return Rule(match, tuple(t for _, t in names), node.start_mark.line + 1)
+        # Every channel named must exist; the rule keeps them in the file's order.
+        self.one_of(fields["channels"], f"{where}.channels", sorted(channels),
+                    "no channel {!r} (channels: {})")  # fmt: skip
+        ordered = tuple(t for _, t in self.strings(fields["channels"], f"{where}.channels"))
+        return Rule(match, ordered, node.start_mark.line + 1)
+
+    def one_of(
+        self, node: yaml.Node, where: str, allowed: Sequence[str], problem: str
+    ) -> frozenset[str]:
+        """A name or a list of names, each one of ``allowed``; ``problem`` formats the name
+        that is not and the allowed ones."""
+        items = self.strings(node, where)
+        for item, text in items:
+            if text not in allowed:
+                raise self.fail(item, where, problem.format(text, ", ".join(allowed)))
+        return frozenset(text for _, text in items)
