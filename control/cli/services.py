@@ -11,11 +11,15 @@ import argparse
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import ConfigError
 from shared.local_process import LocalProcess
 from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from control.deploy.backends import Started
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,8 +40,8 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     running (a rollout in progress).
     """
     from control.deploy.backends import PROCESS
-    from control.deploy.instances import Instance, running_instances
-    from control.deploy.lifecycle import current_instances, known_names
+    from control.deploy.instances import replicas, running_instances
+    from control.deploy.lifecycle import known_names
     from control.deploy.registry import Registry
     from control.launch.ingest import ingest_process
 
@@ -50,14 +54,16 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     deployment = Registry(settings.home).get(name)
     found = {i.process.name: i.process for i in running_instances(settings, name)}
     if deployment is not None and deployment.backend == PROCESS:
-        found.update({i.name: i.process for i in current_instances(settings, deployment)
-                      if isinstance(i, Instance)})  # fmt: skip
+        current = replicas(settings, name, deployment.current.seq, deployment.replicas)
+        found.update({i.name: i.process for i in current})
     return [found[key] for key in sorted(found)]
 
 
 def run_stop(args: argparse.Namespace, settings: Settings) -> int:
+    stopped: Sequence[Started]
     if args.name == "ingest":
-        stopped = [info for process in processes(settings, "ingest") if (info := process.stop())]
+        ended = (process.stop() for process in processes(settings, "ingest"))
+        stopped = [info for info in ended if info is not None]
     else:
         from control.deploy.lifecycle import stop
 

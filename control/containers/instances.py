@@ -32,9 +32,8 @@ from docker.errors import APIError
 from control.containers.engine import connect
 from control.containers.images import image
 from control.deploy.errors import DeployRefused
-from control.deploy.instances import InstanceView
+from control.deploy.instances import InstanceView, replica_environment, replica_name
 from control.deploy.releases import Release
-from shared.endpoints import resolve_bootstrap, resolve_otlp_endpoint
 from shared.json_files import read_json
 from shared.process_usage import ProcessUsage
 from shared.settings import Settings
@@ -74,8 +73,8 @@ class ContainerInstance:
     def __init__(self, settings: Settings, name: str, seq: int, index: int, client: Any = None):
         self.settings = settings
         self.name_of_detector, self.seq, self.index = name, seq, index
-        self.name = f"mesh-detector-{name}-r{seq}-{index}"
-        self.dir = Path(settings.home) / f"detector-{name}-r{seq}-{index}"
+        self.name = f"mesh-{replica_name(name, seq, index)}"
+        self.dir = Path(settings.home) / replica_name(name, seq, index)
         self.report_file = self.dir / "instance.json"
         #: The output of the last container of this replica, kept when it is removed.
         self.log_file = self.dir / "container.log"
@@ -204,11 +203,7 @@ class ContainerInstance:
                   if k.startswith(("MESH_", "OTEL_"))}  # fmt: skip
         return {
             **passed,
-            "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(self.settings),
-            "MESH_TOPIC_PREFIX": self.settings.topic_prefix,
-            "MESH_HOME": HOME_MOUNT,
-            "MESH_INSTANCE_STATUS": f"{HOME_MOUNT}/instance.json",
-            "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(self.settings),
+            **replica_environment(self.settings, HOME_MOUNT, f"{HOME_MOUNT}/instance.json"),
             "HOME": HOME_MOUNT,  # the invoking user has no home in the image
         }
 

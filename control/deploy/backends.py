@@ -8,9 +8,10 @@ replicas the same way. The process backend is :mod:`control.deploy.instances`, t
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from control.deploy.instances import Instance, InstanceView, running_instances
+from control.deploy.instances import replicas as process_replicas
 from control.deploy.releases import Release
 from shared.errors import ConfigError
 from shared.settings import Settings
@@ -20,7 +21,8 @@ BACKENDS = (PROCESS, DOCKER)
 
 
 class Started(Protocol):
-    """What starting or stopping a replica reports."""
+    """What starting or stopping a replica reports: the process (:class:`ProcessInfo`) or the
+    container (:class:`~control.containers.instances.ContainerStarted`) and its main pid."""
 
     @property
     def name(self) -> str: ...
@@ -35,8 +37,8 @@ class Replica(Protocol):
     index: int
     seq: int
 
-    def start(self, release: Release) -> tuple[Any, bool]: ...
-    def stop(self) -> Any: ...
+    def start(self, release: Release) -> tuple[Started, bool]: ...
+    def stop(self) -> Started | None: ...
     def view(self) -> InstanceView: ...
     def running(self) -> bool: ...
 
@@ -71,7 +73,7 @@ def replicas(settings: Settings, backend: str, name: str, seq: int, count: int) 
 
         client = connect()  # one connection for all of them
         return [ContainerInstance(settings, name, seq, i, client) for i in range(count)]
-    return [Instance(settings, name, seq, i) for i in range(count)]
+    return list(process_replicas(settings, name, seq, count))
 
 
 def running_replicas(settings: Settings, backend: str, name: str) -> list[Replica]:

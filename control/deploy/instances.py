@@ -56,13 +56,34 @@ class InstanceView:
         return self.last_exit or self.report.get("last_error")
 
 
+def replica_name(detector: str, seq: int, index: int) -> str:
+    """Replica ``index`` of release ``seq``: its process's name and its folder under MESH_HOME,
+    whichever backend runs it (the docker backend prefixes its containers' names with mesh-)."""
+    return f"detector-{detector}-r{seq}-{index}"
+
+
+def replica_environment(
+    settings: Settings, home: Path | str, status_file: Path | str
+) -> dict[str, str]:
+    """What a replica is told, whichever backend runs it: this mesh's Kafka (resolved now), topic
+    prefix and trace endpoint, and where its home and status file are as *it* sees them."""
+    return {
+        "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
+        "MESH_HOME": str(home),
+        "MESH_TOPIC_PREFIX": settings.topic_prefix,
+        "MESH_INSTANCE_STATUS": str(status_file),
+        "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(settings),
+    }
+
+
 class Instance:
     """Replica ``index`` of release ``seq`` of detector ``name``."""
 
     def __init__(self, settings: Settings, name: str, seq: int, index: int) -> None:
         self.settings = settings
-        self.name, self.seq, self.index = name, seq, index
-        self.process = LocalProcess(f"detector-{name}-r{seq}-{index}", settings.home)
+        self.seq, self.index = seq, index
+        self.process = LocalProcess(replica_name(name, seq, index), settings.home)
+        #: the replica's name, as `mesh status`, logs and the health check show it
         self.name = self.process.name
         self.supervisor_file = supervisor_file(self.process)
         self.report_file = self.process.dir / "instance.json"
@@ -76,14 +97,8 @@ class Instance:
             # The replica's name; metrics add host, pid and start time (a restart is a new id).
             "--instance-id", self.process.name,
         ]  # fmt: skip
-        env = {
-            **os.environ,
-            "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(self.settings),
-            "MESH_HOME": str(self.settings.home),
-            "MESH_TOPIC_PREFIX": self.settings.topic_prefix,
-            "MESH_INSTANCE_STATUS": str(self.report_file),
-            "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(self.settings),
-        }
+        env = {**os.environ, **replica_environment(self.settings, self.settings.home,
+                                                     self.report_file)}  # fmt: skip
         return start_supervised(self.process, command, env, child_status=self.report_file)
 
     def stop(self) -> ProcessInfo | None:
@@ -112,6 +127,7 @@ class Instance:
 
 
 def replicas(settings: Settings, name: str, seq: int, count: int) -> list[Instance]:
+    """The ``count`` replicas of release ``seq`` of ``name`` as local processes."""
     return [Instance(settings, name, seq, i) for i in range(count)]
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from control.containers.engine import EngineUnavailable
 from control.deploy.backends import (
     DOCKER,
     PROCESS,
     Replica,
+    Started,
     preflight,
     replicas,
     running_replicas,
@@ -138,7 +138,7 @@ def _check_name_free(
         )
 
 
-def stop(settings: Settings, name: str) -> list[Any]:
+def stop(settings: Settings, name: str) -> list[Started]:
     """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped)."""
     registry = Registry(settings.home)
     with registry.changing(name):
