@@ -25,15 +25,31 @@ class ProcessUsage:
 def process_usage(pid: int) -> ProcessUsage | None:
     """Usage of ``pid``, or None when it is gone (or not readable)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = _stat_fields(pid)
         statm = Path(f"/proc/{pid}/statm").read_text()
     except OSError:
         return None
-    # Fields after the command name, which may itself contain spaces or parentheses.
-    fields = stat.rsplit(")", 1)[-1].split()
     user_ticks, system_ticks = int(fields[11]), int(fields[12])
     resident_pages = int(statm.split()[1])
     return ProcessUsage(
         cpu_s=(user_ticks + system_ticks) / _TICKS_PER_SECOND,
         rss_bytes=resident_pages * _PAGE_BYTES,
     )
+
+
+def started_at(pid: int) -> float | None:
+    """When ``pid`` started, as a Unix time (the boot time plus its start in clock ticks), or
+    None when it is gone."""
+    try:
+        ticks = int(_stat_fields(pid)[19])
+        stat = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    boot = next(float(line.split()[1]) for line in stat if line.startswith("btime "))
+    return boot + ticks / _TICKS_PER_SECOND
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """``/proc/<pid>/stat`` after the command name (which may hold spaces or parentheses):
+    field 0 is the state, 11 and 12 user and system ticks, 19 the start time in ticks."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()

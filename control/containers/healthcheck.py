@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from shared.process_usage import started_at
 from shared.service_files import aggregator_status_file, ingest_mode_file
 
 #: A detector that has not written its status for this long is stuck (it writes every few s).
@@ -23,13 +24,10 @@ DETECTOR_SILENT_S = 60.0
 
 def container_started() -> float:
     """When the container's main process (pid 1) started, as a Unix time."""
-    ticks = int(Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()[19])
-    boot = next(
-        float(line.split()[1])
-        for line in Path("/proc/stat").read_text().splitlines()
-        if line.startswith("btime ")
-    )
-    return boot + ticks / os.sysconf("SC_CLK_TCK")
+    started = started_at(1)
+    if started is None:  # pid 1 always exists; unreadable /proc is a broken container
+        raise OSError("cannot read /proc/1/stat")
+    return started
 
 
 def written_this_run(path: Path) -> bool:

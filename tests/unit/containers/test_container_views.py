@@ -12,6 +12,7 @@ import pytest
 from control.containers import healthcheck
 from control.containers.instances import _last_exit, _timestamp
 from control.servers.broker import broker_properties
+from shared.process_usage import started_at
 
 
 def test_engine_timestamps_with_nanoseconds_and_the_zero_time() -> None:
@@ -74,12 +75,5 @@ def test_a_file_left_in_the_volume_by_the_last_run_is_not_health(
     assert healthcheck.check("ingest", tmp_path) is None
 
 
-def test_the_container_start_time_is_read_from_proc() -> None:
-    # Outside a container pid 1 is the machine's (or sandbox's) init: it started after the boot
-    # and before this process, whose own start the same arithmetic must give.
-    stat = Path("/proc/stat").read_text().splitlines()
-    boot = next(float(line.split()[1]) for line in stat if line.startswith("btime"))
-    started = healthcheck.container_started()
-    assert boot <= started <= time.time()
-    ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-    assert started <= boot + ticks / os.sysconf("SC_CLK_TCK") <= time.time()
+def test_the_container_start_time_is_its_pid_1s() -> None:
+    assert healthcheck.container_started() == started_at(1)
