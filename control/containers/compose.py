@@ -113,7 +113,9 @@ class ComposeMesh:
         self.files = files
         self.environ = dict(os.environ if environ is None else environ)
         self.say = say
-        self.values = {**read_env_file(COMPOSE_DIR / ".env"), **self.environ}
+        #: the settings of .env; the environment overrides them (``values``)
+        self.env_file = read_env_file(COMPOSE_DIR / ".env")
+        self.values = {**self.env_file, **self.environ}
         self.project = self.values.get("COMPOSE_PROJECT_NAME", "detector-mesh")
 
     # the verbs -------------------------------------------------------------------------------
@@ -132,7 +134,8 @@ class ComposeMesh:
                 self._start(config, timeout_s)
             except ComposeError as error:
                 raise self._why_not_up(client, error) from None
-            states = self.wait_ready(client, timeout_s - (time.monotonic() - started))
+            left_s = timeout_s - (time.monotonic() - started)
+            states = self.wait_ready(client, set(config["services"]), left_s)
         except ComposeError:
             self.say(f"taking {self.project} down again: it did not come up")
             self._stop(volumes=False)
@@ -174,16 +177,16 @@ class ComposeMesh:
         """Each service's newest container (Swarm keeps the exited ones of earlier tasks)."""
         return service_states(client or connect()).get(self.project, [])
 
-    def wait_ready(self, client: Any, timeout_s: float) -> list[ServiceState]:
+    def wait_ready(self, client: Any, expected: set[str], timeout_s: float) -> list[ServiceState]:
+        """Until every service of ``expected`` is ready; one line naming the first that failed
+        (or is still not ready at the end) and its last log lines."""
         deadline = time.monotonic() + timeout_s
-        expected = set(self.config()["services"])
         while True:
             states = self.states(client)
             by_service = {s.service: s for s in states}
             failed = [s for s in states if s.failed and self.fail_fast]
             if failed:
-                raise ComposeError(f"{failed[0].service} failed: {failed[0].line().strip()}; "
-                                   f"{self._last_lines(client, failed[0])}")  # fmt: skip
+                raise self._failed(client, failed[0])
             if expected <= set(by_service) and all(by_service[n].ready for n in expected):
                 return states
             if time.monotonic() > deadline:
@@ -210,7 +213,7 @@ class ComposeMesh:
 
     def _check_ports(self) -> None:
         """The port settings of .env (as the environment may override them) are free."""
-        for key in sorted(read_env_file(COMPOSE_DIR / ".env")):
+        for key in sorted(self.env_file):
             value = self.values.get(key, "")
             if key.endswith("_PORT") and value.isdigit() and not _free(int(value)):
                 raise ComposeError(
@@ -226,28 +229,16 @@ class ComposeMesh:
         for file in self.files:
             command += ["-f", str(file)]
         command += ["-p", self.project, *args]
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, env=self.environ,
-                                    timeout=max(timeout_s, 1.0))  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise ComposeError(
-                f"compose {args[0]} did not finish within {timeout_s:.0f} s"
-            ) from None
-        if check and result.returncode != 0:
-            lines = (result.stderr or result.stdout).strip().splitlines()
-            raise ComposeError(
-                f"compose {args[0]} failed: {lines[-1] if lines else result.returncode}"
-            )
-        return result
+        return run_tool(command, f"compose {args[0]}", self.environ, timeout_s, check=check)
 
     def _why_not_up(self, client: Any, error: ComposeError) -> ComposeError:
         """Compose's own complaint, with the service that failed and its last log lines."""
         failed = [s for s in self.states(client) if s.failed]
-        if not failed:
-            return error
-        first = failed[0]
-        return ComposeError(f"{first.service} failed: {first.line().strip()}; "
-                            f"{self._last_lines(client, first)}")  # fmt: skip
+        return self._failed(client, failed[0]) if failed else error
+
+    def _failed(self, client: Any, state: ServiceState) -> ComposeError:
+        return ComposeError(f"{state.service} failed: {state.line().strip()}; "
+                            f"{self._last_lines(client, state)}")  # fmt: skip
 
     def _last_lines(self, client: Any, state: ServiceState, lines: int = 3) -> str:
         try:
@@ -278,6 +269,27 @@ def service_states(client: Any = None) -> dict[str, list[ServiceState]]:
         project: [_state(service, c) for service, c in sorted(services.items())]
         for project, services in projects.items()
     }
+
+
+def run_tool(
+    command: list[str],
+    what: str,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 300.0,
+    *,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run compose or the docker CLI; its last line of complaint as a :class:`ComposeError`
+    (``check``), and a bounded wait."""
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env,
+                                timeout=max(timeout_s, 1.0))  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ComposeError(f"{what} did not finish within {timeout_s:.0f} s") from None
+    if check and result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        raise ComposeError(f"{what} failed: {lines[-1] if lines else result.returncode}")
+    return result
 
 
 def _state(service: str, container: Any) -> ServiceState:

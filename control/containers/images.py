@@ -121,11 +121,10 @@ class ImageBuilder:
     def _step(self, tag: str, build: Callable[[], None]) -> Built:
         # The images built on top of a rebuilt one must be rebuilt too; the layer cache keeps
         # that cheap, so --rebuild simply builds everything but the debootstrap base.
-        exists = self._size(tag) is not None
-        if exists and (not self.rebuild or tag == BASE):
-            size = self._size(tag) or 0
-            self.say(f"{tag}: present ({size / 1e6:.0f} MB)")
-            return Built(tag, 0.0, size, True)
+        present = self._size(tag)
+        if present is not None and (not self.rebuild or tag == BASE):
+            self.say(f"{tag}: present ({present / 1e6:.0f} MB)")
+            return Built(tag, 0.0, present, True)
         self.say(f"{tag}: building ...")
         started = time.monotonic()
         build()

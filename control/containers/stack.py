@@ -22,12 +22,11 @@ compose file's.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from control.containers.compose import ONE_SHOT, ComposeError, ComposeMesh
+from control.containers.compose import ONE_SHOT, ComposeError, ComposeMesh, run_tool
 from control.containers.engine import connect
 from shared.settings import PROJECT_ROOT
 
@@ -112,10 +111,7 @@ class SwarmStack(ComposeMesh):
         docker = shutil.which("docker")
         if docker is None:
             raise ComposeError("the docker command is not installed: apt-get install docker.io")
-        result = subprocess.run([docker, *args], capture_output=True, text=True)
-        if result.returncode != 0:
-            lines = (result.stderr or result.stdout).strip().splitlines()
-            raise ComposeError(f"docker {args[0]} {args[1]} failed: {lines[-1] if lines else ''}")
+        run_tool([docker, *args], f"docker {args[0]} {args[1]}")
 
 
 def stack_path(project: str) -> Path:
