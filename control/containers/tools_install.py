@@ -15,7 +15,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 
-from control.servers.apt_install import POLICY_RC_D, apt_run, services_forbidden
+from control.servers.apt_install import install_packages
 
 #: The program each package provides, by which we tell it is installed.
 PACKAGES = {
@@ -48,14 +48,8 @@ def main(
         say(f"the container mesh needs {', '.join(wanted)}: as root, apt-get install "
             f"{' '.join(wanted)}")  # fmt: skip
         return 2
-    say(f"installing {' '.join(wanted)} with apt-get (no service will be started)")
-    with services_forbidden(POLICY_RC_D):
-        for command in (["apt-get", "update"], ["apt-get", "install", "-y", *wanted]):
-            result = apt_run(command)
-            if result.returncode != 0:
-                tail = " | ".join((result.stdout or "").strip().splitlines()[-3:])
-                say(f"`{' '.join(command)}` failed with exit code {result.returncode}: {tail}")
-                return 1
+    if not install_packages(wanted, say):
+        return 1
     still = missing()
     if still:
         say(f"apt-get ran but {', '.join(PACKAGES[p] for p in still)} is still not on PATH")

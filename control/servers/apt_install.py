@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 POLICY_RC_D = Path("/usr/sbin/policy-rc.d")
@@ -40,3 +40,22 @@ def apt_run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         list(command), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
+
+
+def install_packages(
+    packages: Sequence[str],
+    say: Callable[[str], None],
+    run: Callable[[Sequence[str]], subprocess.CompletedProcess[str]] = apt_run,
+    policy_file: Path = POLICY_RC_D,
+) -> bool:
+    """``apt-get update`` and ``apt-get install -y PACKAGES`` with service starts forbidden (as
+    root); False after saying, in one line, which command failed and its last output."""
+    say(f"installing {' '.join(packages)} with apt-get (no service will be started)")
+    with services_forbidden(policy_file):
+        for command in (["apt-get", "update"], ["apt-get", "install", "-y", *packages]):
+            result = run(command)
+            if result.returncode != 0:
+                tail = " | ".join((result.stdout or "").strip().splitlines()[-5:])
+                say(f"`{' '.join(command)}` failed with exit code {result.returncode}: {tail}")
+                return False
+    return True

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from control.servers.apt_install import POLICY_RC_D, apt_run, services_forbidden
+from control.servers.apt_install import POLICY_RC_D, apt_run, install_packages
 from shared.local_process import TAG_VARIABLE
 
 PACKAGES = ("influxdb", "influxdb-client")
@@ -56,17 +56,8 @@ def main(
     if not is_root():
         say(NOT_ROOT_MESSAGE)
         return 2
-    say(f"installing {' '.join(PACKAGES)} with apt-get (no service will be started)")
-    with services_forbidden(policy_file):
-        for command in (
-            ["apt-get", "update"],
-            ["apt-get", "install", "-y", *PACKAGES],
-        ):
-            result = run(command)
-            if result.returncode != 0:
-                tail = " | ".join((result.stdout or "").strip().splitlines()[-5:])
-                say(f"`{' '.join(command)}` failed with exit code {result.returncode}: {tail}")
-                return 1
+    if not install_packages(PACKAGES, say, run, policy_file):
+        return 1
     for pid in foreign_influxd_pids():
         say(
             f"warning: an influxd not started by the mesh runs (pid {pid}); it was left alone, "
