@@ -73,16 +73,21 @@ class DeliveryBook:
         if ttl_s <= 0:
             raise ValueError("the delivery book's TTL must be positive")
         self.ttl_s = ttl_s
-        self._entries: dict[str, Delivery] = {}
+        # Kept apart so each round's work is proportional to what is in flight, not to the
+        # (much larger) number of deliveries remembered for the TTL: ``due`` reads only the
+        # pending ones, ``expire`` only the oldest finished ones (in finishing order).
+        self._pending: dict[str, Delivery] = {}
+        self._finished: dict[str, Delivery] = {}
         self._dirty: dict[str, Delivery | None] = {}
         #: duplicates suppressed since the book was made (a replay counts per channel)
         self.duplicates = 0
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._pending) + len(self._finished)
 
     def get(self, alert_id: str, channel: str) -> Delivery | None:
-        return self._entries.get(delivery_key(alert_id, channel))
+        key = delivery_key(alert_id, channel)
+        return self._pending.get(key) or self._finished.get(key)
 
     def admit(
         self, alert: Mapping[str, Any], channels: Iterable[str], now_s: float
@@ -92,7 +97,7 @@ class DeliveryBook:
         admitted = []
         for channel in channels:
             key = delivery_key(str(alert["alert_id"]), channel)
-            if key in self._entries:
+            if key in self._pending or key in self._finished:
                 self.duplicates += 1
                 continue
             entry = Delivery(str(alert["alert_id"]), channel, PENDING, 0, now_s, now_s, alert)
@@ -102,7 +107,7 @@ class DeliveryBook:
 
     def due(self, now_s: float) -> list[Delivery]:
         """PENDING deliveries whose next attempt is due, the longest waiting first."""
-        due = [e for e in self._entries.values() if e.status == PENDING and e.at_s <= now_s]
+        due = [e for e in self._pending.values() if e.at_s <= now_s]
         return sorted(due, key=lambda e: (e.at_s, e.key))
 
     def attempted(
@@ -116,9 +121,7 @@ class DeliveryBook:
     ) -> Delivery:
         """Record one attempt: delivered, or failed with ``retry_in_s`` (None: no attempt is
         left, the delivery FAILED and goes to the dead letters)."""
-        current = self._entries.get(entry.key)
-        if current is None or current.status != PENDING:
-            raise ValueError(f"no pending delivery {entry.key} to record an attempt of")
+        current = self._pending_entry(entry, "record an attempt of")
         attempts = current.attempts + 1
         if delivered:
             done = replace(current, status=DELIVERED, attempts=attempts, at_s=now_s, alert=None,
@@ -134,22 +137,20 @@ class DeliveryBook:
     def postpone(self, entry: Delivery, until_s: float) -> Delivery:
         """Make a PENDING delivery due at ``until_s`` without spending an attempt (its
         channel's breaker is open until then)."""
-        current = self._entries.get(entry.key)
-        if current is None or current.status != PENDING:
-            raise ValueError(f"no pending delivery {entry.key} to postpone")
+        current = self._pending_entry(entry, "postpone")
         later = replace(current, at_s=max(current.at_s, until_s))
         self._put(later)
         return later
 
     def expire(self, now_s: float) -> int:
         """Forget finished deliveries older than the TTL; how many went."""
-        old = [
-            key
-            for key, e in self._entries.items()
-            if e.status != PENDING and now_s - e.at_s >= self.ttl_s
-        ]
+        old = []
+        for key, done in self._finished.items():  # in finishing order: stop at the first young
+            if now_s - done.at_s < self.ttl_s:
+                break
+            old.append(key)
         for key in old:
-            del self._entries[key]
+            del self._finished[key]
             self._dirty[key] = None
         return len(old)
 
@@ -162,13 +163,28 @@ class DeliveryBook:
     def restore(self, key: str, value: bytes | None) -> None:
         """Apply one changelog record (in log order) while the partition is being restored."""
         if value is None:
-            self._entries.pop(key, None)
+            self._pending.pop(key, None)
+            self._finished.pop(key, None)
         else:
-            self._entries[key] = Delivery.from_json(value)
+            self._place(Delivery.from_json(value))
+
+    def _pending_entry(self, entry: Delivery, doing: str) -> Delivery:
+        current = self._pending.get(entry.key)
+        if current is None:
+            raise ValueError(f"no pending delivery {entry.key} to {doing}")
+        return current
 
     def _put(self, entry: Delivery) -> None:
-        self._entries[entry.key] = entry
+        self._place(entry)
         self._dirty[entry.key] = entry
+
+    def _place(self, entry: Delivery) -> None:
+        if entry.status == PENDING:
+            self._pending[entry.key] = entry
+        else:  # finished now: to the end of the finishing order
+            self._pending.pop(entry.key, None)
+            self._finished.pop(entry.key, None)
+            self._finished[entry.key] = entry
 
 
 def _json_default(value: Any) -> Any:

@@ -94,6 +94,16 @@ def test_a_postponed_delivery_keeps_its_attempts_and_waits() -> None:
         book.postpone(done, 40.0)
 
 
+def test_expiry_goes_in_finishing_order_and_stops_at_the_first_young_one() -> None:
+    book = DeliveryBook(ttl_s=60)
+    early, late = book.admit(_alert("a1"), ["team"], 0.0) + book.admit(_alert("a2"), ["team"], 0.0)
+    book.attempted(late, 1.0, delivered=True)
+    book.attempted(early, 50.0, delivered=False, error="HTTP 400", retry_in_s=None)
+    assert book.expire(61.0) == 1 and book.get("a2", "team") is None
+    assert book.get("a1", "team") is not None
+    assert book.expire(110.0) == 1 and len(book) == 0
+
+
 def test_a_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError, match="TTL must be positive"):
         DeliveryBook(ttl_s=0)
