@@ -22,6 +22,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "generate": generator.run_generate,
     "produce": generator.run_produce,
     "ingest": ingest.run_throughput,
+    "ingest_real_time": ingest.run_real_time_throughput,
     "ingest_latency": ingest.run_latency,
     **detectors.SCENARIOS,
     "deploy": deploy.run_deploy,

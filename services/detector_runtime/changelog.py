@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
+from shared.kafka.changelog import replay_partition
 from shared.kafka.config import consumer_config
 from shared.settings import Settings
 
@@ -82,7 +83,7 @@ def restore_task(
     ``committed`` maps an input topic to its committed offset for this partition number (an
     input with nothing committed is absent: none of its updates apply).
     """
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from confluent_kafka import TopicPartition
 
     partition = state.task
     stats = stats if stats is not None else RestoreStats(partition)
@@ -94,24 +95,21 @@ def restore_task(
             return stats
         stats.total = high - low
         log.info("restoring %s[%d]: %d update(s) to read", topic, partition, high - low)
-        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-        position = low
-        while position < high:
-            for message in consumer.consume(5000, timeout=1.0):
-                if message.error() is not None:
-                    continue
-                position = message.offset() + 1
-                stats.covered = position - low
-                stats.read += 1
-                source_topic, source_offset = _source(message.headers())
-                limit = committed.get(source_topic)
-                if limit is None or source_offset >= limit:
-                    stats.ignored += 1
-                    continue
-                state.restore(message.key(), message.value())
-                stats.applied += 1
-                if stats.read % progress_every == 0:
-                    log.info("restoring %s[%d]: %d of %d", topic, partition, stats.read, high - low)
+
+        def apply(message: Any) -> None:
+            stats.covered = message.offset() + 1 - low
+            stats.read += 1
+            source_topic, source_offset = _source(message.headers())
+            limit = committed.get(source_topic)
+            if limit is None or source_offset >= limit:
+                stats.ignored += 1
+                return
+            state.restore(message.key(), message.value())
+            stats.applied += 1
+            if stats.read % progress_every == 0:
+                log.info("restoring %s[%d]: %d of %d", topic, partition, stats.read, high - low)
+
+        replay_partition(consumer, topic, partition, apply)
         stats.covered = stats.total
         stats.seconds = time.monotonic() - started
         log.info(

@@ -1,4 +1,5 @@
-"""Start-up checks of the topics a detector instance needs, and its changelog topic.
+"""Start-up checks of the topics a detector instance needs (its changelog topic:
+:func:`shared.kafka.changelog.ensure_changelog`, re-exported here).
 
 A stateful detector keeps state per input partition number and joins its inputs by key, so
 partition p of every input must hold the same customers: the inputs must be co-partitioned
@@ -15,21 +16,11 @@ from typing import Any
 from services.detector_runtime.config import Topics
 from shared.detector import Detector
 from shared.errors import ConfigError
+from shared.kafka.changelog import CopartitionError, ensure_changelog
+
+__all__ = ["CopartitionError", "check_topology", "ensure_changelog", "partition_counts"]
 
 log = logging.getLogger(__name__)
-
-#: The changelog is compacted, but an update is kept uncompacted for an hour: restore picks the
-#: last update at or below the committed offset, which must still be there when a later,
-#: uncommitted update of the same key exists (a crash between produce and commit).
-CHANGELOG_CONFIG = {
-    "cleanup.policy": "compact",
-    "min.compaction.lag.ms": "3600000",
-    "segment.ms": "3600000",
-}
-
-
-class CopartitionError(ConfigError):
-    """Inputs of a stateful detector have different partition counts."""
 
 
 def partition_counts(admin: Any, topics: list[str], timeout_s: float = 30.0) -> dict[str, int]:
@@ -59,43 +50,3 @@ def check_topology(admin: Any, detector: Detector, topics: Topics, wait_s: float
             "infra/topics.yaml and recreate the topics"
         )
     return max(counts.values())
-
-
-def ensure_changelog(admin: Any, topic: str, partitions: int) -> None:
-    """Create the compacted changelog with one partition per input partition, or check it."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import NewTopic
-
-    metadata = admin.list_topics(timeout=10).topics
-    if topic not in metadata:
-        future = admin.create_topics(
-            [NewTopic(topic, partitions, 1, config=CHANGELOG_CONFIG)], request_timeout=30
-        )[topic]
-        try:
-            future.result()
-            log.info("created changelog %s (%d partitions, compacted)", topic, partitions)
-        except KafkaException as exc:  # another instance created it at the same time
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-        _wait_for_leaders(admin, topic)
-        metadata = admin.list_topics(timeout=10).topics
-    have = len(metadata[topic].partitions)
-    if have != partitions:
-        raise CopartitionError(
-            f"changelog {topic} has {have} partitions but the inputs have {partitions}: it must "
-            "match them; delete the changelog (state is rebuilt from the inputs' retention) or "
-            "restore the inputs' partition count"
-        )
-
-
-def _wait_for_leaders(admin: Any, topic: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
-        if (
-            meta is not None
-            and meta.partitions
-            and all(p.leader >= 0 for p in meta.partitions.values())
-        ):
-            return
-        time.sleep(0.2)
