@@ -14,7 +14,7 @@ from typing import Any
 MAX_MESSAGE_CHARS = 1000
 
 #: Stages a record can fail in.
-DECODE, DETECT, ENCODE_ALERT = "decode", "detect", "encode_alert"
+DECODE, DETECT, ENCODE_ALERT, DELIVER = "decode", "detect", "encode_alert", "deliver"
 
 
 def error_class(exc: BaseException) -> str:

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: The local processes (and their folders under MESH_HOME) of the two Spark jobs.
-INGEST, METRICS_AGGREGATOR = "ingest", "metrics_aggregator"
+#: The local processes (and their folders under MESH_HOME) of the two Spark jobs and the notifier.
+INGEST, METRICS_AGGREGATOR, NOTIFIER = "ingest", "metrics_aggregator", "notifier"
 #: How ingest routes, as its file says (services.ingest.trigger_mode decides which).
 REAL_TIME, MICRO_BATCH = "real-time", "micro-batch"
 
@@ -25,6 +25,11 @@ def ingest_mode_file(home: Path) -> Path:
 def aggregator_status_file(home: Path) -> Path:
     """Where the running metrics aggregator keeps its figures (snapshots, series, InfluxDB)."""
     return home / METRICS_AGGREGATOR / "status.json"
+
+
+def notifier_status_file(home: Path) -> Path:
+    """Where the running local notifier keeps its figures (deliveries per channel, duplicates)."""
+    return home / NOTIFIER / "status.json"
 
 
 def routing_mode_text(saved: Mapping[str, Any] | None) -> str:

@@ -48,6 +48,11 @@ class Delivery:
     #: the decoded alert while PENDING (what a restarted notifier delivers), then None
     alert: Mapping[str, Any] | None
     last_error: str | None = None
+    #: the alert's trace context (``traceparent``, ``tracestate``): each attempt's span is its
+    #: child, after a restart too
+    trace: Mapping[str, str] | None = None
+    #: the alert's offset in its ``alerts`` partition, for a dead letter's source coordinates
+    offset: int = -1
 
     @property
     def key(self) -> str:
@@ -85,12 +90,23 @@ class DeliveryBook:
     def __len__(self) -> int:
         return len(self._pending) + len(self._finished)
 
+    @property
+    def pending(self) -> int:
+        """Deliveries not finished yet (due now, waiting for a retry, or in flight)."""
+        return len(self._pending)
+
     def get(self, alert_id: str, channel: str) -> Delivery | None:
         key = delivery_key(alert_id, channel)
         return self._pending.get(key) or self._finished.get(key)
 
     def admit(
-        self, alert: Mapping[str, Any], channels: Iterable[str], now_s: float
+        self,
+        alert: Mapping[str, Any],
+        channels: Iterable[str],
+        now_s: float,
+        *,
+        trace: Mapping[str, str] | None = None,
+        offset: int = -1,
     ) -> list[Delivery]:
         """New PENDING deliveries of ``alert`` (decoded, with ``alert_id``) to ``channels``,
         due now; an (alert, channel) the book already has is a duplicate and is skipped."""
@@ -100,7 +116,8 @@ class DeliveryBook:
             if key in self._pending or key in self._finished:
                 self.duplicates += 1
                 continue
-            entry = Delivery(str(alert["alert_id"]), channel, PENDING, 0, now_s, now_s, alert)
+            entry = Delivery(str(alert["alert_id"]), channel, PENDING, 0, now_s, now_s, alert,
+                             trace=trace, offset=offset)  # fmt: skip
             self._put(entry)
             admitted.append(entry)
         return admitted

@@ -53,6 +53,12 @@ class FileChannel:
 
     name: str
     path: str
+    #: a full or read-only disk may clear up: retried like a webhook, then a dead letter
+    max_attempts: int = 5
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    #: one writer: lines are appended whole and in order
+    concurrency: int = 1
 
 
 Channel = WebhookChannel | FileChannel

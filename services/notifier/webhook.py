@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import urllib3
 
 from services.notifier.outcome import Outcome
-from services.notifier.rules import WebhookChannel
+from services.notifier.rules import Channel, WebhookChannel
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 #: Answers worth trying again: the receiver was busy, timed out or failed on its side.
@@ -73,7 +73,7 @@ class WebhookSender:
 
 
 def retry_delay(
-    channel: WebhookChannel,
+    channel: Channel,
     attempts: int,
     retry_after_s: float | None = None,
     rng: random.Random | None = None,

@@ -1,0 +1,196 @@
+"""The notifier on a real broker, delivering to a real HTTP receiver on loopback.
+
+Each test runs ``python -m services.notifier`` on a private mesh (its own topics and group) with a
+rules file of its own, pointed only at 127.0.0.1. The receiver remembers each request by its
+Idempotency-Key, so "delivered once" is checked where it matters: how many times the receiver was
+called for an alert.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from polling import wait_for
+
+from testkit.notifier_runs import (
+    NotifierProcess,
+    alert,
+    book_entries,
+    notifications,
+    produce_alerts,
+    read_all,
+)
+from tools.webhook_receiver import WebhookReceiver
+
+pytestmark = pytest.mark.integration
+
+
+def _rules(tmp_path: Path, receiver: WebhookReceiver, body: str) -> Path:
+    path = tmp_path / "rules.yaml"
+    path.write_text(body.replace("RECEIVER", f"http://127.0.0.1:{receiver.port}"))
+    return path
+
+
+def _notifier(private_mesh, tmp_path: Path, rules: Path, n: int = 1) -> NotifierProcess:  # type: ignore[no-untyped-def]
+    return NotifierProcess(private_mesh.env, rules, tmp_path / f"notifier-{n}.log",
+                           tmp_path / "notifier-status.json")  # fmt: skip
+
+
+ONE_WEBHOOK_AND_A_FILE = """
+channels:
+  team: {type: webhook, url: RECEIVER/ok, timeout_s: 2, backoff_initial_s: 0.1, backoff_max_s: 0.5}
+  audit: {type: file, path: audit.jsonl}
+rules:
+  - channels: [team, audit]
+"""
+
+
+def test_duplicates_and_a_replay_after_kill_9_are_delivered_once(private_mesh, tmp_path):  # type: ignore[no-untyped-def]
+    alerts = private_mesh.topic("alerts")
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, ONE_WEBHOOK_AND_A_FILE)
+        first = _notifier(private_mesh, tmp_path, rules)
+        try:
+            produce_alerts(private_mesh.settings, alerts,
+                           [alert("a1"), alert("a1"), alert("a2"), b"not an alert"])  # fmt: skip
+            first.status(lambda s: sum(s["delivered"].values()) == 4 and s["duplicates"] == 2)
+            changelog = private_mesh.topic("notifier.changelog")
+            wait_for(lambda: book_entries(private_mesh.settings, changelog)
+                     .get("a1/team", {}).get("status") == "DELIVERED", 30,
+                     "a1's delivery in the changelog")  # fmt: skip
+        finally:
+            first.kill()
+        # The same alert again, as a detector replaying its last batch would send it, and a new one.
+        produce_alerts(private_mesh.settings, alerts, [alert("a1"), alert("a3")])
+        second = _notifier(private_mesh, tmp_path, rules, 2)
+        try:
+            status = second.status(lambda s: s["delivered"].get("team") == 1)
+        finally:
+            assert second.stop() == 0
+        tries = dict(receiver.received.tries)
+    assert tries == {"a1": 1, "a2": 1, "a3": 1}, tries
+    assert status["duplicates"] >= 1  # a1 came again after the restart
+    audit = [json.loads(line) for line in (private_mesh.settings.home / "audit.jsonl").open()]
+    assert sorted(a["alert_id"] for a in audit) == ["a1", "a2", "a3"]
+    final = {}
+    for record in notifications(private_mesh.settings, private_mesh.topic("notifications")):
+        final[record["notification_id"]] = record
+    assert {k: v["status"] for k, v in final.items()} == {
+        f"{a}/{c}": "DELIVERED" for a in ("a1", "a2", "a3") for c in ("team", "audit")}  # fmt: skip
+    assert all(v["delivered_time"] >= v["created_time"] for v in final.values())
+    (dead,) = read_all(private_mesh.settings, private_mesh.topic("notifications.dlq"))
+    headers = {k: v.decode() for k, v in dead.headers()}
+    assert dead.value() == b"not an alert"
+    assert headers["mesh.error.stage"] == "decode"
+    assert headers["mesh.error.class"].endswith("NotSingleObjectError"), headers
+
+
+FLAKY = """
+channels:
+  team: {type: webhook, url: RECEIVER/flaky/2, timeout_s: 2, max_attempts: 5,
+         backoff_initial_s: 0.1, backoff_max_s: 0.4}
+rules:
+  - channels: [team]
+"""
+
+
+def test_a_webhook_answering_500_then_200_gets_one_delivery_after_retries(private_mesh, tmp_path):  # type: ignore[no-untyped-def]
+    with WebhookReceiver() as receiver:
+        notifier = _notifier(private_mesh, tmp_path, _rules(tmp_path, receiver, FLAKY))
+        try:
+            produce_alerts(private_mesh.settings, private_mesh.topic("alerts"), [alert("f1")])
+            notifier.status(lambda s: s["delivered"].get("team") == 1)
+        finally:
+            assert notifier.stop() == 0
+        assert receiver.received.tries["f1"] == 3  # 500, 500, 200
+        assert list(receiver.received.taken) == ["f1"] and receiver.received.repeats == 0
+    history = [n for n in notifications(private_mesh.settings, private_mesh.topic("notifications"))
+               if n["alert_id"] == "f1"]  # fmt: skip
+    assert [(n["status"], n["attempts"]) for n in history] == [
+        ("PENDING", 0), ("PENDING", 1), ("PENDING", 2), ("DELIVERED", 3)]  # fmt: skip
+    assert history[1]["last_error"].startswith("HTTP 500")
+
+
+SLOW_AND_FAILING_BESIDE_A_GOOD_ONE = """
+channels:
+  down: {type: webhook, url: RECEIVER/down, timeout_s: 2, max_attempts: 3,
+         backoff_initial_s: 0.1, backoff_max_s: 0.2}
+  hang: {type: webhook, url: RECEIVER/hang, timeout_s: 0.5, max_attempts: 2,
+         backoff_initial_s: 0.1, backoff_max_s: 0.2, concurrency: 1}
+  good: {type: webhook, url: RECEIVER/ok, timeout_s: 2}
+rules:
+  - match: {detector: always_down}
+    channels: [down]
+  - match: {detector: always_hangs}
+    channels: [hang]
+  - channels: [good]
+"""
+
+
+def test_a_hanging_or_failing_webhook_ends_in_the_dead_letter_while_others_flow(
+    private_mesh,
+    tmp_path,  # type: ignore[no-untyped-def]
+):
+    batch = [alert("d1", detector="always_down"), alert("h1", detector="always_hangs"),
+             alert("h2", detector="always_hangs")]  # fmt: skip
+    batch += [alert(f"g{i}", customer=f"cust_{i}") for i in range(30)]
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, SLOW_AND_FAILING_BESIDE_A_GOOD_ONE)
+        notifier = _notifier(private_mesh, tmp_path, rules)
+        try:
+            produce_alerts(private_mesh.settings, private_mesh.topic("alerts"), batch)
+            good = notifier.status(lambda s: s["delivered"].get("good") == 30)
+            # The good channel was done while the hanging one still held its deliveries.
+            assert good["failed"].get("hang", 0) < 2, good
+            final = notifier.status(lambda s: s["failed"] == {"down": 1, "hang": 2})
+        finally:
+            assert notifier.stop() == 0
+        assert receiver.received.tries["d1"] == 3
+    assert final["delivered"] == {"good": 30}
+    dead = read_all(private_mesh.settings, private_mesh.topic("notifications.dlq"))
+    by_alert = {m.key().decode(): {k: v.decode() for k, v in m.headers()} for m in dead}
+    assert set(by_alert) == {"d1", "h1", "h2"}
+    assert by_alert["d1"]["mesh.error.stage"] == "deliver"
+    assert by_alert["d1"]["mesh.notifier.channel"] == "down"
+    assert by_alert["d1"]["mesh.error.attempts"] == "3"
+    assert "HTTP 500" in by_alert["d1"]["mesh.error.message"]
+    assert "timed out" in by_alert["h1"]["mesh.error.message"]
+    body = json.loads(next(m for m in dead if m.key() == b"d1").value())
+    assert body["alert_id"] == "d1" and body["detector"] == "always_down"
+
+
+RETRY_LATER = """
+channels:
+  team: {type: webhook, url: RECEIVER/flaky/1, timeout_s: 2, max_attempts: 5,
+         backoff_initial_s: 12, backoff_max_s: 12}
+rules:
+  - channels: [team]
+"""
+
+
+def test_a_restart_mid_retry_neither_loses_nor_repeats_a_delivery(private_mesh, tmp_path):  # type: ignore[no-untyped-def]
+    changelog = private_mesh.topic("notifier.changelog")
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, RETRY_LATER)
+        first = _notifier(private_mesh, tmp_path, rules)
+        try:
+            produce_alerts(private_mesh.settings, private_mesh.topic("alerts"), [alert("r1")])
+            wait_for(lambda: book_entries(private_mesh.settings, changelog)
+                     .get("r1/team", {}).get("attempts") == 1, 60,
+                     "the first, failed attempt in the changelog")  # fmt: skip
+        finally:
+            first.kill()
+        entry = book_entries(private_mesh.settings, changelog)["r1/team"]
+        assert entry["status"] == "PENDING" and entry["at_s"] > time.time(), entry
+        assert receiver.received.tries["r1"] == 1  # killed while the retry waited
+        second = _notifier(private_mesh, tmp_path, rules, 2)
+        try:
+            second.status(lambda s: s["delivered"].get("team") == 1, timeout_s=90)
+        finally:
+            assert second.stop() == 0
+        assert receiver.received.tries["r1"] == 2  # the failed attempt and the retry
+    final = book_entries(private_mesh.settings, changelog)["r1/team"]
+    assert (final["status"], final["attempts"]) == ("DELIVERED", 2)

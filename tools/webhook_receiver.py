@@ -1,0 +1,169 @@
+"""A webhook receiver on loopback, for the demo, the tests and the benchmark: it takes the
+notifier's POSTs, remembers each by its ``Idempotency-Key`` (a repeat is counted, not taken
+twice, as a well-behaved receiver does) and answers as told per path:
+
+* ``/ok`` (or any path not told otherwise): 200;
+* ``/flaky/<n>``: 500 for the first ``n`` requests of each key, then 200;
+* ``/down``: always 500; ``/reject``: always 400;
+* ``/slow/<seconds>``: 200 after that long; ``/hang``: never answers before the client gives up.
+
+It listens on 127.0.0.1 only. ``python -m tools.webhook_receiver --port 8787`` runs it in the
+foreground and prints one line per delivery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+#: How long ``/hang`` holds a request (longer than any test's webhook timeout).
+HANG_S = 60.0
+
+
+@dataclass
+class Received:
+    path: str
+    key: str
+    body: dict
+    at_s: float
+    traceparent: str | None
+
+
+@dataclass
+class Receiver:
+    """What came in; thread-safe."""
+
+    #: the first request of each idempotency key that was answered 2xx
+    taken: dict[str, Received] = field(default_factory=dict)
+    #: every request, in arrival order
+    requests: list[Received] = field(default_factory=list)
+    #: requests per key, answered or not
+    tries: Counter[str] = field(default_factory=Counter)
+    #: 2xx requests whose key was already taken
+    repeats: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    echo: bool = False
+
+    def delivered(self, path_prefix: str = "") -> dict[str, Received]:
+        with self.lock:
+            return {k: r for k, r in self.taken.items() if r.path.startswith(path_prefix)}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    receiver: Receiver
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        key = self.headers.get(IDEMPOTENCY_HEADER, "")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._answer(400, b"not JSON")
+            return
+        arrived = Received(self.path, key, body, time.time(), self.headers.get("traceparent"))
+        with self.receiver.lock:
+            self.receiver.requests.append(arrived)
+            self.receiver.tries[key] += 1
+            tries = self.receiver.tries[key]
+        status = self._status_for(tries)
+        if 200 <= status < 300:
+            with self.receiver.lock:
+                if key in self.receiver.taken:
+                    self.receiver.repeats += 1
+                else:
+                    self.receiver.taken[key] = arrived
+            if self.receiver.echo:
+                print(f"delivered {key} ({body.get('detector')}/{body.get('rule')}, "
+                      f"{body.get('customer_id')}) to {self.path}", flush=True)  # fmt: skip
+        self._answer(status, b"")
+
+    def _status_for(self, tries: int) -> int:
+        parts = self.path.strip("/").split("/")
+        if parts[0] == "flaky":
+            return 500 if tries <= int(parts[1]) else 200
+        if parts[0] == "down":
+            return 500
+        if parts[0] == "reject":
+            return 400
+        if parts[0] == "slow":
+            time.sleep(float(parts[1]))
+        if parts[0] == "hang":
+            time.sleep(HANG_S)
+        return 200
+
+    def _answer(self, status: int, body: bytes) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # the client gave up (a hang): nothing to answer
+            pass
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the receiver's own lines (``echo``) say what matters."""
+
+
+class WebhookReceiver:
+    """The receiver's server in a background thread; a context manager."""
+
+    def __init__(self, port: int = 0, echo: bool = False) -> None:
+        self.received = Receiver(echo=echo)
+        handler = type("Handler", (_Handler,), {"receiver": self.received})
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def url(self, path: str = "/ok") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self) -> WebhookReceiver:
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread (the command line's foreground receiver)."""
+        self._server.serve_forever()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> WebhookReceiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.webhook_receiver", description=__doc__)
+    parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (8787)")
+    args = parser.parse_args(argv)
+    try:
+        receiver = WebhookReceiver(args.port, echo=True)
+    except OSError as error:
+        print(f"webhook receiver: error: 127.0.0.1:{args.port}: {error.strerror}")
+        return 2
+    print(f"webhook receiver on {receiver.url('/')}", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        receiver.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
