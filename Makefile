@@ -68,10 +68,12 @@ demo: jars ## Start the local mesh, produce sample records, show them routed, co
 	@$(BIN)/python -m control.servers.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
 	@$(BIN)/python -m tools.ingest_wait --mark
-	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000 --seed $(DEMO_SEED) --trace-planted
-	$(BIN)/python -m tools.ingest_wait 20000
+	@# The records go out in the background while the progress line shows the mesh taking them.
+	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000 --seed $(DEMO_SEED) --trace-planted --no-progress & producer=$$!; \
+	$(BIN)/python -m tools.ingest_wait 20000; waited=$$?; wait $$producer && exit $$waited
 	$(BIN)/mesh topics list
 	$(BIN)/python -m tools.loadgen.score --seed $(DEMO_SEED)
+	$(BIN)/python -m tools.notification_summary --seed $(DEMO_SEED)
 	$(BIN)/mesh status
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 

@@ -41,3 +41,22 @@ def routing_mode_text(saved: Mapping[str, Any] | None) -> str:
     if saved["ingest_mode"] != REAL_TIME:
         text += f": {saved['reason']}"
     return text
+
+
+def notifier_text(status: Mapping[str, Any]) -> str:
+    """``delivered fraud-team 12, audit-log 30; 3 duplicates suppressed; 0 pending; ...``."""
+    delivered = ", ".join(f"{c} {n}" for c, n in sorted(status.get("delivered", {}).items()))
+    failed = ", ".join(f"{c} {n}" for c, n in sorted(status.get("failed", {}).items()))
+    text = f"delivered {delivered or 'none'}; {status.get('duplicates', 0)} duplicates suppressed"
+    text += f"; {status.get('pending', 0)} pending"
+    if failed:
+        text += f"; FAILED (dead-lettered) {failed}"
+    latency = [f"{c} p50 {v['p50']:.0f} / p99 {v['p99']:.0f} ms"
+               for c, v in sorted(status.get("end_to_end_ms", {}).items())]  # fmt: skip
+    if latency:
+        text += "; raw record -> notification " + ", ".join(latency)
+    breakers = sorted(status.get("breakers", {}).items())
+    open_breakers = [channel for channel, state in breakers if state != "closed"]
+    if open_breakers:
+        text += f"; breaker open: {', '.join(open_breakers)}"
+    return text

@@ -7,8 +7,11 @@ twice, as a well-behaved receiver does) and answers as told per path:
 * ``/down``: always 500; ``/reject``: always 400;
 * ``/slow/<seconds>``: 200 after that long; ``/hang``: never answers before the client gives up.
 
-It listens on 127.0.0.1 only. ``python -m tools.webhook_receiver --port 8787`` runs it in the
-foreground and prints one line per delivery.
+It listens on 127.0.0.1 only. ``python -m tools.webhook_receiver --port 8787 [--record FILE]``
+runs it in the foreground (``mesh up`` runs it so for the demo's rules), prints one line per
+delivery and, with ``--record``, appends each as a JSON line: the idempotency key, the alert's
+detector, source record id and event time, when it arrived and, from the notifier's
+``Mesh-Source-Timestamp`` header, when the raw record reached Kafka.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 #: How long ``/hang`` holds a request (longer than any test's webhook timeout).
@@ -35,6 +41,17 @@ class Received:
     body: dict
     at_s: float
     traceparent: str | None
+    #: the raw record's Kafka timestamp (ms), if the notifier sent it
+    source_ms: int | None = None
+
+    def line(self) -> str:
+        """This delivery as the ``--record`` file keeps it."""
+        return json.dumps({
+            "alert_id": self.key, "path": self.path, "detector": self.body.get("detector"),
+            "source_record_id": self.body.get("source_record_id"),
+            "event_time": self.body.get("event_time"), "at_ms": round(self.at_s * 1000),
+            "source_ms": self.source_ms,
+        })  # fmt: skip
 
 
 @dataclass
@@ -51,6 +68,8 @@ class Receiver:
     repeats: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     echo: bool = False
+    #: where each taken delivery is appended as a JSON line, if anywhere
+    record: Path | None = None
 
     def delivered(self, path_prefix: str = "") -> dict[str, Received]:
         with self.lock:
@@ -70,7 +89,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._answer(400, b"not JSON")
             return
-        arrived = Received(self.path, key, body, time.time(), self.headers.get("traceparent"))
+        source = self.headers.get(SOURCE_TIMESTAMP_HTTP_HEADER)
+        arrived = Received(self.path, key, body, time.time(), self.headers.get("traceparent"),
+                           int(source) if source and source.isdigit() else None)  # fmt: skip
         with self.receiver.lock:
             self.receiver.requests.append(arrived)
             self.receiver.tries[key] += 1
@@ -82,6 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self.receiver.repeats += 1
                 else:
                     self.receiver.taken[key] = arrived
+                    if self.receiver.record is not None:
+                        with self.receiver.record.open("a") as out:
+                            out.write(arrived.line() + "\n")
             if self.receiver.echo:
                 print(f"delivered {key} ({body.get('detector')}/{body.get('rule')}, "
                       f"{body.get('customer_id')}) to {self.path}", flush=True)  # fmt: skip
@@ -117,8 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
 class WebhookReceiver:
     """The receiver's server in a background thread; a context manager."""
 
-    def __init__(self, port: int = 0, echo: bool = False) -> None:
-        self.received = Receiver(echo=echo)
+    def __init__(self, port: int = 0, echo: bool = False, record: Path | None = None) -> None:
+        self.received = Receiver(echo=echo, record=record)
         handler = type("Handler", (_Handler,), {"receiver": self.received})
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
@@ -153,9 +177,12 @@ class WebhookReceiver:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.webhook_receiver", description=__doc__)
     parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (8787)")
+    parser.add_argument("--record", type=Path, help="append each delivery to this JSON-lines file")
     args = parser.parse_args(argv)
+    if args.record is not None:
+        args.record.parent.mkdir(parents=True, exist_ok=True)
     try:
-        receiver = WebhookReceiver(args.port, echo=True)
+        receiver = WebhookReceiver(args.port, echo=True, record=args.record)
     except OSError as error:
         print(f"webhook receiver: error: 127.0.0.1:{args.port}: {error.strerror}")
         return 2

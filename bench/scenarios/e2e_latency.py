@@ -26,6 +26,7 @@ from typing import Any
 
 from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
+from shared.lineage import SOURCE_TIMESTAMP_HEADER
 from shared.settings import PROJECT_ROOT, Settings
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
@@ -37,7 +38,6 @@ DETECTORS = ("large_amount", "velocity", "new_country")
 WARM_RATE, READY_TIMEOUT_S = 200, 300
 #: After a feed: how long the alert count must stand still, and the longest wait for it.
 QUIET_S, SETTLE_TIMEOUT_S = 10.0, 180.0
-SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"  # services.ingest.routing (imports Spark)
 
 
 @dataclass

@@ -21,10 +21,9 @@ from pathlib import Path
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
+from shared.lineage import source_timestamp_ms
 from shared.settings import Settings
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
-
-SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"  # services.ingest.routing (imports Spark)
 
 COUNT = 500_000
 #: Records per micro-batch of the throughput run.
@@ -257,7 +256,7 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
             for message in consumer.consume(2000, timeout=0.5):
                 if message.error() is None:
                     routed += 1
-                    source_ms = _source_timestamp(message)
+                    source_ms = source_timestamp_ms(message.headers())
                     if source_ms and source_ms >= started_ms + 2000:
                         latencies.append(message.timestamp()[1] - source_ms)
         feeder.join()
@@ -275,11 +274,3 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
         notes=f"paced at {rate}/s; raw Kafka timestamp -> routed record's timestamp",
         paced=True,
     )
-
-
-def _source_timestamp(message) -> int | None:  # type: ignore[no-untyped-def]
-    """The raw record's Kafka timestamp, which ingest carries in a header of the routed record."""
-    for key, value in message.headers() or []:
-        if key == SOURCE_TIMESTAMP_HEADER:
-            return int(value)
-    return None

@@ -47,6 +47,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _ingest_line(settings)
     _influx_line(settings)
     _aggregator_line(settings)
+    _notifier_line(settings)
     _traces_line(settings)
     _detector_lines(settings, bootstrap)
     _container_lines()
@@ -181,6 +182,23 @@ def _aggregator_line(settings: Settings) -> None:
         )
     state, text = _supervised(process, info)
     print(f"metrics  {state:<6} {text}  {figures}; {sink}")
+
+
+def _notifier_line(settings: Settings) -> None:
+    """The notifier: up or down, deliveries per channel, duplicates suppressed, what failed."""
+    from control.launch.notifier import notifier_process
+    from shared.service_files import notifier_status_file, notifier_text
+
+    process = notifier_process(settings)
+    info = process.running()
+    if info is None:
+        print("notifier DOWN   (start it with `mesh up`)")
+        return
+    state, text = _supervised(process, info)
+    status = read_json(notifier_status_file(settings.home)) or {}
+    print(f"notifier {state:<6} {text}  {notifier_text(status)}")
+    if status.get("last_error"):
+        print(f"  last error: {status['last_error']}")
 
 
 def _detector_lines(settings: Settings, bootstrap: str) -> None:

@@ -1,8 +1,9 @@
 """``mesh up|down|status|describe``: the embedded local mesh as a whole.
 
 The mesh is the broker, the declared topics, InfluxDB (when installed), the ingest job, the
-metrics aggregator and every deployed detector (the reference ones under detectors/ are deployed
-by the first ``up``); the notifier joins when it is built. ``mesh status`` lives in
+metrics aggregator, every deployed detector (the reference ones under detectors/ are deployed
+by the first ``up``) and the notifier (with the shipped rules, the loopback webhook receiver
+they name too). ``mesh status`` lives in
 :mod:`control.cli.status`.
 """
 
@@ -40,6 +41,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
     _start_aggregator(settings)
     lifecycle.up(settings)
+    _start_notifier(settings)
     return code
 
 
@@ -86,10 +88,32 @@ def _start_aggregator(settings: Settings) -> None:
     print(f"{state} metrics aggregator pid {info.pid} (log: {log})")
 
 
+def _start_notifier(settings: Settings) -> None:
+    """The notifier, and with the shipped rules the loopback receiver their webhook names."""
+    from control.launch.notifier import (
+        DEMO_RECEIVER_PORT,
+        notifier_process,
+        received_file,
+        start_demo_receiver,
+        start_notifier,
+        uses_shipped_rules,
+    )
+
+    if uses_shipped_rules(settings):
+        info, started = start_demo_receiver(settings)
+        state = "started" if started else "already running:"
+        print(f"{state} webhook receiver pid {info.pid} on 127.0.0.1:{DEMO_RECEIVER_PORT} "
+              f"(the shipped rules' webhook; deliveries in {received_file(settings)})")  # fmt: skip
+    info, started = start_notifier(settings)
+    state = "started" if started else "already running:"
+    print(f"{state} notifier pid {info.pid} (log: {notifier_process(settings).log_file})")
+
+
 def down(args: argparse.Namespace, settings: Settings) -> int:
     from control.deploy import lifecycle
     from control.launch.aggregator import aggregator_process
     from control.launch.ingest import ingest_process
+    from control.launch.notifier import notifier_process, receiver_process
     from control.servers.influx import LocalInflux
     from control.servers.jaeger import LocalJaeger
 
@@ -98,6 +122,10 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
     stopped = aggregator_process(settings).stop()
     print(f"stopped aggregator pid {stopped.pid}" if stopped else "aggregator was not running")
+    stopped = notifier_process(settings).stop()
+    print(f"stopped notifier pid {stopped.pid}" if stopped else "notifier was not running")
+    if receiver_process(settings).stop():
+        print("stopped the webhook receiver")
     if LocalInflux(settings).stop():
         print("stopped influxdb")
     if LocalJaeger(settings).stop():

@@ -33,17 +33,22 @@ def start_ingest(
     return start_supervised(ingest_process(settings), command, env)
 
 
-def spark_service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a Spark job the mesh runs (ingest, the metrics aggregator): this
-    mesh's Kafka, home, topic prefix and trace backend, and the virtualenv's Python for the
-    driver and the workers (Spark's default is the first ``python3`` on PATH)."""
+def service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a service the mesh runs: this mesh's Kafka, home, topic prefix and
+    trace backend, resolved once here (the service never looks for them itself)."""
     return {
         **os.environ,
         "MESH_BOOTSTRAP_SERVERS": resolve_bootstrap(settings),
         "MESH_HOME": str(settings.home),
         "MESH_TOPIC_PREFIX": settings.topic_prefix,
         "MESH_OTLP_ENDPOINT": resolve_otlp_endpoint(settings),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
         **(extra or {}),
     }
+
+
+def spark_service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """:func:`service_env` of a Spark job (ingest, the metrics aggregator), with the
+    virtualenv's Python for the driver and the workers (Spark's default is the first
+    ``python3`` on PATH)."""
+    python = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    return service_env(settings, {**python, **(extra or {})})

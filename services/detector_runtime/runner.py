@@ -56,6 +56,7 @@ from shared.dead_letters import (
 )
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.kafka.config import consumer_config, producer_config
+from shared.lineage import lineage_headers
 from shared.metrics import instance_id
 from shared.settings import Settings
 from shared.tracing import trace_headers
@@ -369,6 +370,7 @@ class Runner:
             return
         topic, key = self.config.topics.alerts, alert["customer_id"].encode()
         headers, publish = self.tracing.alert_headers(message, span, topic, key)
+        headers.extend(lineage_headers(message.headers()))  # the raw record it stems from
         self._send(topic, value, key, headers)
         if publish is not None:
             self.tracing.end(publish)

@@ -16,6 +16,7 @@ from services.ingest.tracing import trace_headers, with_trace_context
 from services.ingest.typed_fields import INGEST_TIME_MS, avro_struct, value_column
 from services.ingest.validation import ERROR, RECORD_TYPE, CheckedType
 from shared.avro.catalogue import Catalogue
+from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
 
 
 def route(
@@ -51,14 +52,9 @@ def route(
     )
 
 
-#: Where a valid record came from (``topic:partition:offset``) and when it reached Kafka (epoch
-#: ms): lineage, what tests use to match a routed record to its raw original, and what ingest
-#: latency is measured from.
-SOURCE_HEADER = "mesh.source"
-SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"
-
-
 def _source_header() -> Column:
+    """The lineage headers (:mod:`shared.lineage`): where a valid record came from
+    (``topic:partition:offset``) and when it reached Kafka (epoch ms)."""
     coordinates = F.concat_ws(
         ":", "topic", F.col("partition").cast("string"), F.col("offset").cast("string")
     )

@@ -53,6 +53,9 @@ class Delivery:
     trace: Mapping[str, str] | None = None
     #: the alert's offset in its ``alerts`` partition, for a dead letter's source coordinates
     offset: int = -1
+    #: the raw record's Kafka timestamp (epoch ms) if the alert carries it: the start of the
+    #: end-to-end latency, raw record to notification
+    source_ms: int | None = None
 
     @property
     def key(self) -> str:
@@ -107,6 +110,7 @@ class DeliveryBook:
         *,
         trace: Mapping[str, str] | None = None,
         offset: int = -1,
+        source_ms: int | None = None,
     ) -> list[Delivery]:
         """New PENDING deliveries of ``alert`` (decoded, with ``alert_id``) to ``channels``,
         due now; an (alert, channel) the book already has is a duplicate and is skipped."""
@@ -117,7 +121,7 @@ class DeliveryBook:
                 self.duplicates += 1
                 continue
             entry = Delivery(str(alert["alert_id"]), channel, PENDING, 0, now_s, now_s, alert,
-                             trace=trace, offset=offset)  # fmt: skip
+                             trace=trace, offset=offset, source_ms=source_ms)  # fmt: skip
             self._put(entry)
             admitted.append(entry)
         return admitted

@@ -5,6 +5,7 @@ Metric names (tags in braces): ``notifier.alerts`` (meter), ``notifier.duplicate
 ``notifier.undecodable``, ``notifier.unrouted`` (counters), ``notifier.attempts{channel,outcome}``
 (timer of each attempt), ``notifier.delivered{channel}``, ``notifier.failed{channel}`` (meters),
 ``notifier.latency{channel}`` (timer: from the alert's admission to its delivery),
+``notifier.end_to_end{channel}`` (timer: from the raw record's Kafka timestamp to the delivery),
 ``notifier.pending`` (gauge).
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from services.notifier.book import DELIVERED, Delivery
 from shared.json_files import write_json_atomic
 from shared.metrics import MetricRegistry
 
@@ -51,18 +53,33 @@ class NotifierFigures:
         timer = self.registry.timer("notifier.attempts", {"channel": channel, "outcome": outcome})
         timer.update_ms(seconds * 1000)
 
-    def finished(self, channel: str, delivered: bool, latency_s: float, error: str | None) -> None:
-        """A delivery ended: DELIVERED after ``latency_s`` since admission, or FAILED."""
-        if delivered:
+    def finished(self, done: Delivery) -> None:
+        """A delivery ended, DELIVERED or FAILED."""
+        channel = done.channel
+        if done.status == DELIVERED:
             self.delivered[channel] += 1
             self.registry.meter("notifier.delivered", {"channel": channel}).mark()
-            self.registry.timer("notifier.latency", {"channel": channel}).update_ms(
-                latency_s * 1000
+            tags = {"channel": channel}
+            self.registry.timer("notifier.latency", tags).update_ms(
+                (done.at_s - done.admitted_s) * 1000
             )
+            if done.source_ms is not None:
+                self.registry.timer("notifier.end_to_end", tags).update_ms(
+                    done.at_s * 1000 - done.source_ms
+                )
         else:
             self.failed[channel] += 1
             self.registry.meter("notifier.failed", {"channel": channel}).mark()
-            self.last_error = f"{channel}: {error}"
+            self.last_error = f"{channel}: {done.last_error}"
+
+    def _percentiles(self, name: str) -> dict[str, dict[str, float]]:
+        """p50/p99 (ms) and count of the timer ``name`` per channel that has one."""
+        found = {}
+        for channel in sorted(self.delivered):
+            stats = self.registry.timer(name, {"channel": channel}).snapshot()
+            if stats.count:
+                found[channel] = {"p50": stats.p50, "p99": stats.p99, "count": stats.count}
+        return found
 
     def document(self, instance_id: str, state: str) -> dict[str, Any]:
         return {
@@ -80,6 +97,9 @@ class NotifierFigures:
             "delivered": dict(self.delivered),
             "failed": dict(self.failed),
             "attempts": dict(self.attempts),
+            #: admission to delivery, and raw record to delivery (recent, per channel)
+            "latency_ms": self._percentiles("notifier.latency"),
+            "end_to_end_ms": self._percentiles("notifier.end_to_end"),
             "breakers": self.breakers,
             "last_error": self.last_error,
         }

@@ -1,8 +1,15 @@
 """The file channel: one JSON line per notification, appended (an audit trail, or a channel for a
-log shipper to pick up). A relative path is under ``$MESH_HOME``."""
+log shipper to pick up). A relative path is under ``$MESH_HOME``.
+
+A line: ``{"alert_id", "delivered_ms", "source_ms", "traceparent", "alert": {...}}``: the alert
+as a webhook would get it, when it was written, when its raw record reached Kafka (if known) and
+the trace of the attempt, so the trail alone answers "who was told what, when, and how long
+after the fact".
+"""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Mapping
@@ -10,6 +17,7 @@ from pathlib import Path
 
 from services.notifier.outcome import Outcome
 from services.notifier.rules import FileChannel
+from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER
 
 
 class FileSender:
@@ -23,10 +31,18 @@ class FileSender:
         self, body: bytes, idempotency_key: str, extra_headers: Mapping[str, str] | None = None
     ) -> Outcome:
         started = time.perf_counter()
+        headers = extra_headers or {}
+        source = headers.get(SOURCE_TIMESTAMP_HTTP_HEADER)
+        about = json.dumps({
+            "alert_id": idempotency_key, "delivered_ms": round(time.time() * 1000),
+            "source_ms": int(source) if source else None,
+            "traceparent": headers.get("traceparent"),
+        })  # fmt: skip
+        line = about[:-1].encode() + b', "alert": ' + body.strip() + b"}\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock, self.path.open("ab") as out:
-                out.write(body.rstrip(b"\n") + b"\n")
+                out.write(line)
         except OSError as error:  # a full or read-only disk may clear up: retriable
             return Outcome(False, True, None, f"{self.path}: {error.strerror}",
                            time.perf_counter() - started)  # fmt: skip

@@ -47,6 +47,7 @@ from services.notifier.restore import restore_books
 from services.notifier.rules import Routing
 from shared.avro import AvroDeserializer, Catalogue, DecodeError
 from shared.kafka.config import consumer_config
+from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER, source_timestamp_ms
 from shared.metrics import MetricRegistry
 from shared.settings import Settings
 from shared.tracing import Tracing, extract, inject, trace_headers
@@ -152,7 +153,8 @@ class Notifier:
             trace = {k: v.decode() for k, v in trace_headers(message.headers() or [])}
             before = book.duplicates
             admitted = book.admit(alert, [c.name for c in channels], now, trace=trace or None,
-                                  offset=message.offset())  # fmt: skip
+                                  offset=message.offset(),
+                                  source_ms=source_timestamp_ms(message.headers()))  # fmt: skip
             if book.duplicates > before:
                 self.figures.duplicates.inc(book.duplicates - before)
             for entry in admitted:
@@ -189,6 +191,8 @@ class Notifier:
         parent = extract(list((entry.trace or {}).items()))
         span = self._tracer.start_span(f"notify {entry.channel}", parent, SpanKind.CLIENT)
         headers = {k: v.decode() for k, v in inject(_context_of(span))}
+        if entry.source_ms is not None:
+            headers[SOURCE_TIMESTAMP_HTTP_HEADER] = str(entry.source_ms)
         verdict = self.dispatcher.offer(entry, webhook_body(entry.alert), headers)
         if verdict == SENT:
             if span.is_recording():
@@ -224,8 +228,7 @@ class Notifier:
             assert entry.alert is not None
             self.outputs.notification(done, entry.alert)
             if done.status in (DELIVERED, FAILED):
-                self.figures.finished(done.channel, done.status == DELIVERED,
-                                      done.at_s - done.admitted_s, done.last_error)  # fmt: skip
+                self.figures.finished(done)
             if done.status == FAILED:
                 self.outputs.failed(done, entry.alert, attempt.partition)
             touched[attempt.partition] = book

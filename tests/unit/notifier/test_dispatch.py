@@ -3,7 +3,9 @@ others; its breaker opens; a channel never runs more than its concurrency at onc
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -122,9 +124,18 @@ def test_a_channel_that_raises_gives_a_retriable_failure_not_a_lost_delivery() -
 
 def test_the_file_channel_appends_one_line_per_notification_under_home(tmp_path: Path) -> None:
     sender = FileSender(FileChannel("log", "notifier/out.jsonl"), tmp_path)
-    assert sender.send(b'{"a": 1}\n', "a1").delivered
+    before_ms = time.time() * 1000
+    traced = {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+              "Mesh-Source-Timestamp": "1795000000000"}  # fmt: skip
+    assert sender.send(b'{"a": 1}\n', "a1", traced).delivered
     assert sender.send(b'{"a": 2}', "a2").delivered
-    assert (tmp_path / "notifier" / "out.jsonl").read_text() == '{"a": 1}\n{"a": 2}\n'
+    first, second = [
+        json.loads(line) for line in (tmp_path / "notifier" / "out.jsonl").read_text().splitlines()
+    ]
+    assert (first["alert_id"], first["alert"]) == ("a1", {"a": 1})
+    assert first["source_ms"] == 1795000000000
+    assert first["traceparent"] == traced["traceparent"] and first["delivered_ms"] >= before_ms
+    assert (second["alert_id"], second["alert"], second["source_ms"]) == ("a2", {"a": 2}, None)
     blocked = FileSender(FileChannel("log", str(tmp_path / "out.jsonl" / "x")), tmp_path)
     (tmp_path / "out.jsonl").write_text("a file, not a folder")
     outcome = blocked.send(b"{}", "a3")

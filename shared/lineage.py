@@ -1,0 +1,37 @@
+"""The lineage headers: where a record came from, carried hop by hop next to its trace context.
+
+Ingest puts both on every routed record (and on its dead letters); the detector runtime copies
+them onto each alert the record raises, and the notifier keeps them with the delivery. So any hop
+can tell, without a trace backend, which raw record an output stems from and how long ago the
+mesh first saw it (the end-to-end latency the demo and the benchmarks report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: ``<raw topic>:<partition>:<offset>`` of the raw record.
+SOURCE_HEADER = "mesh.source"
+#: The raw record's Kafka timestamp (epoch ms, decimal text).
+SOURCE_TIMESTAMP_HEADER = "mesh.source.timestamp"
+
+LINEAGE_HEADERS = (SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER)
+#: The same timestamp as an HTTP header on the notifier's webhook requests, so a receiver (the
+#: demo's among them) can tell how long the mesh took from the raw record to it.
+SOURCE_TIMESTAMP_HTTP_HEADER = "Mesh-Source-Timestamp"
+
+
+def lineage_headers(headers: Sequence[tuple[str, bytes | None]] | None) -> list[tuple[str, bytes]]:
+    """The lineage headers among ``headers``, unchanged (none if the record has none)."""
+    return [(k, v) for k, v in headers or () if k in LINEAGE_HEADERS and v is not None]
+
+
+def source_timestamp_ms(headers: Sequence[tuple[str, bytes | None]] | None) -> int | None:
+    """The raw record's Kafka timestamp, if ``headers`` carry it."""
+    for key, value in headers or ():
+        if key == SOURCE_TIMESTAMP_HEADER and value:
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
