@@ -1,6 +1,7 @@
 """``mesh stop NAME`` and ``mesh logs NAME [-f]``: one service of the local mesh at a time.
 
-NAME is ``ingest`` or a detector's name (deployed, or a reference one under detectors/). Stopping
+NAME is ``ingest``, ``notifier`` or a detector's name (deployed, or a reference one under
+detectors/). Stopping
 a detector stops all its replicas and nothing else, and `mesh up` leaves it stopped until it is
 deployed again: the other services keep running.
 """
@@ -23,11 +24,11 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    stop = subparsers.add_parser("stop", help="stop one service (a detector, or ingest)")
-    stop.add_argument("name", help="detector name or 'ingest'")
+    stop = subparsers.add_parser("stop", help="stop one service (a detector, ingest, notifier)")
+    stop.add_argument("name", help="detector name, 'ingest' or 'notifier'")
     stop.set_defaults(handler=run_stop)
     logs = subparsers.add_parser("logs", help="show a service's log")
-    logs.add_argument("name", help="detector name or 'ingest'")
+    logs.add_argument("name", help="detector name, 'ingest' or 'notifier'")
     logs.add_argument("-n", "--lines", type=int, default=50, help="lines to show (default 50)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
     logs.set_defaults(handler=run_logs)
@@ -43,13 +44,13 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     from control.deploy.instances import replicas, running_instances
     from control.deploy.lifecycle import known_names
     from control.deploy.registry import Registry
-    from control.launch.ingest import ingest_process
 
-    if name == "ingest":
-        return [ingest_process(settings)]
+    single = _single_services(settings)
+    if name in single:
+        return [single[name]]
     detectors = known_names(settings)
     if name not in detectors:
-        known = ", ".join(["ingest", *detectors])
+        known = ", ".join([*single, *detectors])
         raise ConfigError(f"no service called {name!r}; known: {known}")
     deployment = Registry(settings.home).get(name)
     found = {i.process.name: i.process for i in running_instances(settings, name)}
@@ -59,10 +60,18 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     return [found[key] for key in sorted(found)]
 
 
+def _single_services(settings: Settings) -> dict[str, LocalProcess]:
+    """The services that run as one supervised local process each, by name."""
+    from control.launch.ingest import ingest_process
+    from control.launch.notifier import notifier_process
+
+    return {"ingest": ingest_process(settings), "notifier": notifier_process(settings)}
+
+
 def run_stop(args: argparse.Namespace, settings: Settings) -> int:
     stopped: Sequence[Started]
-    if args.name == "ingest":
-        ended = (process.stop() for process in processes(settings, "ingest"))
+    if args.name in _single_services(settings):
+        ended = (process.stop() for process in processes(settings, args.name))
         stopped = [info for info in ended if info is not None]
     else:
         from control.deploy.lifecycle import stop

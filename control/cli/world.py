@@ -94,16 +94,25 @@ def _start_notifier(settings: Settings) -> None:
         DEMO_RECEIVER_PORT,
         notifier_process,
         received_file,
+        receiver_process,
         start_demo_receiver,
         start_notifier,
         uses_shipped_rules,
     )
+    from control.servers.ports import is_free
 
     if uses_shipped_rules(settings):
-        info, started = start_demo_receiver(settings)
-        state = "started" if started else "already running:"
-        print(f"{state} webhook receiver pid {info.pid} on 127.0.0.1:{DEMO_RECEIVER_PORT} "
-              f"(the shipped rules' webhook; deliveries in {received_file(settings)})")  # fmt: skip
+        address = f"127.0.0.1:{DEMO_RECEIVER_PORT}"
+        running = receiver_process(settings).running()
+        if running is None and not is_free("127.0.0.1", DEMO_RECEIVER_PORT):
+            print(f"webhook receiver not started: {address} is in use (another mesh's receiver?); "
+                  "the shipped rules' webhook deliveries go to whatever listens there "
+                  "(set MESH_NOTIFIER_RULES to send elsewhere)")  # fmt: skip
+        else:
+            info, started = start_demo_receiver(settings)
+            state = "started" if started else "already running:"
+            print(f"{state} webhook receiver pid {info.pid} on {address} (the shipped rules' "
+                  f"webhook; deliveries in {received_file(settings)})")  # fmt: skip
     info, started = start_notifier(settings)
     state = "started" if started else "already running:"
     print(f"{state} notifier pid {info.pid} (log: {notifier_process(settings).log_file})")

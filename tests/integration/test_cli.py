@@ -67,11 +67,14 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
 
             assert "started ingest pid" in up.stdout
             assert "already running: ingest pid" in again.stdout
+            assert "started notifier pid" in up.stdout
+            assert "already running: notifier pid" in again.stdout
 
             status = mesh("status", env=env)
             assert status.returncode == 0
             assert "broker   UP" in status.stdout and "records.invalid" in status.stdout
             assert "ingest   UP" in status.stdout
+            assert "notifier UP" in status.stdout, status.stdout
             assert "detector velocity       UP      2/2  v1.0.0" in status.stdout
             large_amount_before = _detector_state(status.stdout, "large_amount")
             assert large_amount_before[0] == "UP" and len(large_amount_before[1]) == 1
@@ -105,11 +108,14 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
             assert logs.returncode == 0 and logs.stdout.strip()
             unknown = mesh("stop", "no_such_detector", env=env)
             assert unknown.returncode == 2
-            assert "known: ingest, large_amount, new_country, velocity" in unknown.stderr
+            assert "known: ingest, notifier, large_amount, new_country, velocity" in unknown.stderr
+            notifier_logs = mesh("logs", "notifier", "-n", "50", env=env)
+            assert "took alerts partitions" in notifier_logs.stdout, notifier_logs.stdout
         finally:
             down = mesh("down", env=env)
         assert down.returncode == 0 and "stopped Kafka broker" in down.stdout
         assert "stopped ingest pid" in down.stdout
+        assert "stopped notifier pid" in down.stdout
         assert down.stdout.count("stopped detector") == 2  # velocity was stopped already
     after = mesh("status", env=env)
     assert after.returncode == 1 and "DOWN" in after.stdout

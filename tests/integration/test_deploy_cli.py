@@ -81,7 +81,7 @@ def test_deploy_refusals_are_one_line_and_touch_nothing_that_runs(private_mesh, 
     assert Registry(private_mesh.settings.home).get("other") is None
 
     unknown = mesh("stop", "no_such_detector", env=env)
-    assert unknown.returncode == 2 and "known: ingest, big_spender" in unknown.stderr
+    assert unknown.returncode == 2 and "known: ingest, notifier, big_spender" in unknown.stderr
 
 
 def test_a_deployed_detector_alerts_shows_in_status_and_stops(private_mesh, tmp_path):
