@@ -7,11 +7,12 @@ twice, as a well-behaved receiver does) and answers as told per path:
 * ``/down``: always 500; ``/reject``: always 400;
 * ``/slow/<seconds>``: 200 after that long; ``/hang``: never answers before the client gives up.
 
-It listens on 127.0.0.1 only. ``python -m tools.webhook_receiver --port 8787 [--record FILE]``
-runs it in the foreground (``mesh up`` runs it so for the demo's rules), prints one line per
-delivery and, with ``--record``, appends each as a JSON line: the idempotency key, the alert's
-detector, source record id and event time, when it arrived and, from the notifier's
-``Mesh-Source-Timestamp`` header, when the raw record reached Kafka.
+It listens on 127.0.0.1 (a container on a bridge network: ``--host 0.0.0.0``).
+``python -m tools.webhook_receiver --port 8787 [--record FILE]`` runs it in the foreground
+(``mesh up`` runs it so for the shipped rules), prints one line per delivery and, with
+``--record``, appends each as a JSON line: the idempotency key, the alert's detector, source
+record id and event time, when it arrived and, from the notifier's ``Mesh-Source-Timestamp``
+header, when the raw record reached Kafka.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from pathlib import Path
 from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+#: Where it listens unless told (a bridge-network container listens on 0.0.0.0 inside it).
+LOOPBACK = "127.0.0.1"
 #: How long ``/hang`` holds a request (longer than any test's webhook timeout).
 HANG_S = 60.0
 
@@ -141,10 +144,12 @@ class _Handler(BaseHTTPRequestHandler):
 class WebhookReceiver:
     """The receiver's server in a background thread; a context manager."""
 
-    def __init__(self, port: int = 0, echo: bool = False, record: Path | None = None) -> None:
+    def __init__(
+        self, port: int = 0, echo: bool = False, record: Path | None = None, host: str = LOOPBACK
+    ) -> None:
         self.received = Receiver(echo=echo, record=record)
         handler = type("Handler", (_Handler,), {"receiver": self.received})
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -176,17 +181,18 @@ class WebhookReceiver:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.webhook_receiver", description=__doc__)
-    parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (8787)")
+    parser.add_argument("--host", default=LOOPBACK, help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8787, help="port (8787)")
     parser.add_argument("--record", type=Path, help="append each delivery to this JSON-lines file")
     args = parser.parse_args(argv)
     if args.record is not None:
         args.record.parent.mkdir(parents=True, exist_ok=True)
     try:
-        receiver = WebhookReceiver(args.port, echo=True, record=args.record)
+        receiver = WebhookReceiver(args.port, echo=True, record=args.record, host=args.host)
     except OSError as error:
-        print(f"webhook receiver: error: 127.0.0.1:{args.port}: {error.strerror}")
+        print(f"webhook receiver: error: {args.host}:{args.port}: {error.strerror}")
         return 2
-    print(f"webhook receiver on {receiver.url('/')}", flush=True)
+    print(f"webhook receiver on http://{args.host}:{receiver.port}/", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         receiver.serve_forever()
     return 0

@@ -21,6 +21,7 @@ COPY --from=venv /opt/mesh/venv /opt/mesh/venv
 WORKDIR /opt/mesh/app
 COPY pyproject.toml ./
 COPY infra/topics.yaml infra/topics.yaml
+COPY infra/notifier infra/notifier
 COPY infra/maven infra/maven
 COPY schemas schemas
 COPY shared shared

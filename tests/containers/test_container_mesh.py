@@ -27,6 +27,7 @@ from shared.avro import AvroDeserializer
 from shared.json_files import read_json
 from testkit.group_generations import group_generations
 from testkit.influx_query import query
+from testkit.notifier_runs import notifications, read_all
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 from tools.loadgen.ground_truth import read_ground_truth
 from tools.loadgen.score import alert_path, planted_alerts, read_raised
@@ -43,7 +44,7 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
     settings = compose_mesh.settings()
     status = mesh("status", env=_cli_env(settings))
     project = compose_mesh.compose.project
-    for service in ("kafka", "ingest", "metrics-aggregator", "large-amount"):
+    for service in ("kafka", "ingest", "metrics-aggregator", "large-amount", "notifier"):
         assert f"container {project}/{service:<20} running (healthy)" in status.stdout, status
     # The demo's stream (`mesh produce --customers 100000 --event-rate 2000`), with a seed that
     # plants fraud for all three detectors in 10 000 records.
@@ -66,6 +67,15 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
         assert [s["service"] for s in path] == [
             "ingest", f"detector.{detector}", f"detector.{detector}"
         ], (key, path)  # fmt: skip
+
+    # The notifier's container told someone about each of them: every alert on the topic has a
+    # DELIVERED notification (the shipped routing sends each at least to the audit file).
+    def notified() -> set[str]:
+        return {n["alert_id"] for n in notifications(settings, "notifications")
+                if n["status"] == "DELIVERED"}  # fmt: skip
+
+    alert_ids = {a["alert_id"] for a in _alerts(settings)}
+    wait_for(lambda: alert_ids <= notified(), 120, "a delivered notification for every alert")
 
     # The aggregator's container wrote the detectors' and ingest's figures to InfluxDB's.
     def counted() -> dict[str, float]:
@@ -173,6 +183,11 @@ def _records(settings: Any, topic: str) -> int:
 def _done(report_file: Path, records: int) -> dict[str, Any] | None:
     report = read_json(report_file)
     return report if report and report.get("records", 0) >= records else None
+
+
+def _alerts(settings: Any) -> list[dict[str, Any]]:
+    decode = AvroDeserializer("alert").decode
+    return [decode(m.value()) for m in read_all(settings, "alerts")]
 
 
 def _count_alerts(settings: Any, decode: Any, detector: str, expected: int) -> int:

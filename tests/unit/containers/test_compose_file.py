@@ -43,11 +43,14 @@ def test_services_are_on_the_host_network_with_health_checks_and_start_order() -
             assert "healthcheck" in service, f"{name} has no health check"
             assert service["restart"] == "unless-stopped", name
     assert services["topics"]["depends_on"] == {"kafka": {"condition": "service_healthy"}}
-    for name in ("ingest", "metrics-aggregator", "large-amount"):
+    for name in ("ingest", "metrics-aggregator", "large-amount", "notifier"):
         assert services[name]["depends_on"]["topics"] == {
             "condition": "service_completed_successfully"
         }
     assert services["metrics-aggregator"]["depends_on"]["influxdb"] == {
+        "condition": "service_healthy"
+    }
+    assert services["notifier"]["depends_on"]["webhook-receiver"] == {
         "condition": "service_healthy"
     }
 
@@ -58,10 +61,19 @@ def test_state_lives_in_named_volumes() -> None:
         volume.split(":")[0]
         for service in file["services"].values()
         for volume in service.get("volumes", [])
+        if not volume.startswith("./")  # configuration, mounted read-only
     }
     assert mounts == set(file["volumes"]) == {
-        "kafka-data", "influx-data", "ingest-state", "aggregator-state"
+        "kafka-data", "influx-data", "ingest-state", "aggregator-state", "notifier-state",
+        "receiver-state",
     }  # fmt: skip
+
+
+def test_configuration_is_mounted_read_only() -> None:
+    for name, service in _file()["services"].items():
+        for volume in service.get("volumes", []):
+            if volume.startswith("./"):
+                assert volume.endswith(":ro"), (name, volume)
 
 
 @pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose 1.x is not "
