@@ -70,6 +70,7 @@ def run(
     instance: str | None,
 ) -> int:
     """Check the topics, then run the loop until a signal."""
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     from services.notifier.outputs import OutputError
@@ -81,8 +82,15 @@ def run(
     from shared.tracing import setup_tracing, shutdown
 
     instance = instance or instance_id(NAME)
-    admin = AdminClient(admin_config(settings))
-    topics = admin.list_topics(timeout=10).topics
+    admin = AdminClient(admin_config(settings, log_level=2))  # the one line below says it all
+    try:
+        topics = admin.list_topics(timeout=10).topics
+    except KafkaException as error:
+        where = admin_config(settings)["bootstrap.servers"]
+        reason = error.args[0].str()
+        raise ConfigError(
+            f"Kafka at {where} did not answer within 10 s ({reason}): is the broker up?"
+        ) from None
     alerts = topics.get(config.names.alerts)
     if alerts is None or alerts.error is not None:
         raise ConfigError(f"topic {config.names.alerts} does not exist: run `mesh topics apply`")
