@@ -11,6 +11,7 @@ from bench.scenarios import (
     generator,
     ingest,
     metrics,
+    notifier,
     raw_pipe,
     tracing,
 )
@@ -30,4 +31,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "tracing": tracing.run_tracing,
     "e2e_latency": e2e_latency.run_e2e,
     "containers": containers.run_all,
+    "notifier": notifier.run_all,
 }

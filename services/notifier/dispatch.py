@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import queue
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
@@ -49,20 +50,24 @@ class Dispatcher:
             for name in senders
         }
         self._in_flight: dict[str, Delivery] = {}
+        self._busy: Counter[str] = Counter()
         self._done: queue.SimpleQueue[tuple[Delivery, Outcome]] = queue.SimpleQueue()
 
     def in_flight(self, channel: str | None = None) -> list[Delivery]:
         return [d for d in self._in_flight.values() if channel in (None, d.channel)]
 
+    def has_room(self, channel: str) -> bool:
+        """Whether ``channel`` could start one more attempt now (its breaker aside)."""
+        return self._busy[channel] < self.concurrency[channel]
+
     def offer(self, entry: Delivery, body: bytes, headers: Mapping[str, str]) -> str:
         """Start ``entry``'s next attempt if its channel has room and its breaker allows."""
-        if entry.key in self._in_flight:
-            return BUSY
-        if len(self.in_flight(entry.channel)) >= self.concurrency[entry.channel]:
+        if entry.key in self._in_flight or not self.has_room(entry.channel):
             return BUSY
         if not self.breakers[entry.channel].allows(self._clock()):
             return OPEN
         self._in_flight[entry.key] = entry
+        self._busy[entry.channel] += 1
         sender = self.senders[entry.channel]
 
         def attempt() -> None:
@@ -84,6 +89,7 @@ class Dispatcher:
             except queue.Empty:
                 return ended
             del self._in_flight[entry.key]
+            self._busy[entry.channel] -= 1
             self.breakers[entry.channel].record(outcome.delivered, self._clock())
             ended.append((entry, outcome))
 

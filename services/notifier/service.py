@@ -180,9 +180,13 @@ class Notifier:
     # ------------------------------------------------------------------ 2. offer
     def _offer_due(self) -> None:
         now = time.time()
+        full: set[str] = set()  # channels with no room left this round: skip without a look
         for partition, book in self.books.items():
             for entry in book.due(now):
-                if entry.key in self._in_flight:
+                if entry.channel in full or entry.key in self._in_flight:
+                    continue
+                if not self.dispatcher.has_room(entry.channel):
+                    full.add(entry.channel)
                     continue
                 self._offer(partition, book, entry)
 

@@ -124,7 +124,7 @@ def test_a_channel_that_raises_gives_a_retriable_failure_not_a_lost_delivery() -
 
 def test_the_file_channel_appends_one_line_per_notification_under_home(tmp_path: Path) -> None:
     sender = FileSender(FileChannel("log", "notifier/out.jsonl"), tmp_path)
-    before_ms = time.time() * 1000
+    before_ms = int(time.time() * 1000)  # whole ms, as the line has it
     traced = {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
               "Mesh-Source-Timestamp": "1795000000000"}  # fmt: skip
     assert sender.send(b'{"a": 1}\n', "a1", traced).delivered
