@@ -69,14 +69,21 @@ class Receiver:
     tries: Counter[str] = field(default_factory=Counter)
     #: 2xx requests whose key was already taken
     repeats: int = 0
+    #: every request answered 2xx, in arrival order (a key per path: channels share alert ids)
+    answered: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     echo: bool = False
     #: where each taken delivery is appended as a JSON line, if anywhere
     record: Path | None = None
 
     def delivered(self, path_prefix: str = "") -> dict[str, Received]:
+        """The first 2xx request of each key among the paths that start with ``path_prefix``."""
         with self.lock:
-            return {k: r for k, r in self.taken.items() if r.path.startswith(path_prefix)}
+            first: dict[str, Received] = {}
+            for request in self.answered:
+                if request.path.startswith(path_prefix):
+                    first.setdefault(request.key, request)
+            return first
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -102,6 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
         status = self._status_for(tries)
         if 200 <= status < 300:
             with self.receiver.lock:
+                self.receiver.answered.append(arrived)
                 if key in self.receiver.taken:
                     self.receiver.repeats += 1
                 else:

@@ -80,12 +80,16 @@ class Dispatcher:
         self._pools[entry.channel].submit(attempt)
         return SENT
 
-    def finished(self) -> list[tuple[Delivery, Outcome]]:
-        """Attempts that ended since the last call; their breakers are told here."""
+    def finished(self, wait_s: float = 0.0) -> list[tuple[Delivery, Outcome]]:
+        """Attempts that ended since the last call (waiting up to ``wait_s`` for the first if
+        none has); their breakers are told here."""
         ended: list[tuple[Delivery, Outcome]] = []
         while True:
             try:
-                entry, outcome = self._done.get_nowait()
+                if wait_s > 0 and not ended:
+                    entry, outcome = self._done.get(timeout=wait_s)
+                else:
+                    entry, outcome = self._done.get_nowait()
             except queue.Empty:
                 return ended
             del self._in_flight[entry.key]

@@ -60,8 +60,9 @@ BATCH = 500
 EXPIRE_EVERY_S = 60.0
 #: The longest a revoke or a stop waits for the attempts in flight.
 DRAIN_S = 10.0
-#: A round's wait for alerts while attempts are in flight (their outcomes are due soon).
-BUSY_POLL_S = 0.02
+#: The longest a round with attempts in flight waits for one of them to end (new alerts wait
+#: at most this long to be taken while every channel is busy).
+BUSY_WAIT_S = 0.05
 
 
 @dataclass
@@ -94,6 +95,7 @@ class Notifier:
         self._decode = AvroDeserializer("alert", catalogue=catalogue).decode
         self._tracer = tracing.tracer
         self._in_flight: dict[str, _Attempt] = {}
+        self._rotation = 0
         self._expired_at = time.monotonic()
         self._consumer = Consumer(
             consumer_config(settings, self.names.notifier_group,
@@ -117,12 +119,16 @@ class Notifier:
             self.dispatcher.close(wait=False)
 
     def round(self) -> None:
-        wait = BUSY_POLL_S if self._in_flight else self.config.poll_s
-        messages = self._consumer.consume(BATCH, timeout=wait)
+        """One round. With attempts in flight it does not sit in the consumer: it takes what
+        alerts are there and then waits for the next attempt to end (at most BUSY_WAIT_S), so
+        a freed slot is filled at once rather than after a poll."""
+        self._offer_due()  # first: a round never sits in the consumer while work is due
+        busy = bool(self._in_flight)
+        messages = self._consumer.consume(BATCH, timeout=0 if busy else self.config.poll_s)
         if messages:
             self._take(messages)
-        self._offer_due()
-        self._record(self.dispatcher.finished())
+            self._offer_due()
+        self._record(self.dispatcher.finished(BUSY_WAIT_S if busy and not messages else 0.0))
         self._housekeeping()
 
     # ------------------------------------------------------------------ 1. take
@@ -179,18 +185,34 @@ class Notifier:
 
     # ------------------------------------------------------------------ 2. offer
     def _offer_due(self) -> None:
+        """Fill each channel's free room with its due deliveries, a partition at a time from a
+        rotating start (so no partition's backlog keeps the others waiting)."""
         now = time.time()
-        full: set[str] = set()  # channels with no room left this round: skip without a look
-        for partition, book in self.books.items():
-            for entry in book.due(now):
-                if entry.channel in full or entry.key in self._in_flight:
-                    continue
-                if not self.dispatcher.has_room(entry.channel):
-                    full.add(entry.channel)
-                    continue
-                self._offer(partition, book, entry)
+        partitions = list(self.books)
+        if not partitions:
+            return
+        self._rotation = (self._rotation + 1) % len(partitions)
+        order = partitions[self._rotation :] + partitions[: self._rotation]
+        for channel in self.routing.channels:
+            for partition in order:
+                if not self.dispatcher.has_room(channel) or not self._offer_from(
+                    partition, self.books[partition], channel, now
+                ):
+                    break
 
-    def _offer(self, partition: int, book: DeliveryBook, entry: Delivery) -> None:
+    def _offer_from(self, partition: int, book: DeliveryBook, channel: str, now: float) -> bool:
+        """Offer ``channel``'s due deliveries of one book until the channel has no room; False
+        when the channel refused one (full, or its breaker open): stop offering to it."""
+        for entry in book.due_in(channel, now):
+            if entry.key in self._in_flight:
+                continue
+            if not self.dispatcher.has_room(channel):
+                return False
+            if self._offer(partition, book, entry) != SENT:
+                return False
+        return True
+
+    def _offer(self, partition: int, book: DeliveryBook, entry: Delivery) -> str:
         assert entry.alert is not None  # a PENDING entry carries its alert
         parent = extract(list((entry.trace or {}).items()))
         span = self._tracer.start_span(f"notify {entry.channel}", parent, SpanKind.CLIENT)
@@ -204,10 +226,10 @@ class Notifier:
                                      "mesh.notifier.channel": entry.channel,
                                      "mesh.notifier.attempt": entry.attempts + 1})  # fmt: skip
             self._in_flight[entry.key] = _Attempt(partition, span)
-            return
-        if verdict == OPEN:  # no attempt spent: due again when the breaker lets a trial through
+        elif verdict == OPEN:  # no attempt spent: due again when the breaker lets a trial through
             breaker = self.dispatcher.breakers[entry.channel]
             book.postpone(entry, time.time() + max(breaker.reopens_at() - time.monotonic(), 0))
+        return verdict
 
     # ------------------------------------------------------------------ 3. record
     def _record(self, ended: list[tuple[Delivery, Outcome]]) -> None:
@@ -261,10 +283,7 @@ class Notifier:
         waiting = set(keys)
         deadline = time.monotonic() + DRAIN_S
         while waiting & self._in_flight.keys() and time.monotonic() < deadline:
-            ended = self.dispatcher.finished()
-            self._record(ended)
-            if not ended:
-                time.sleep(0.01)
+            self._record(self.dispatcher.finished(BUSY_WAIT_S))
         left = waiting & self._in_flight.keys()
         if left:
             log.warning("%d attempt(s) still in flight after %.0f s: whoever owns their "
