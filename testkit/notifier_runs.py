@@ -33,18 +33,24 @@ def alert(alert_id: str, *, detector: str = "large_amount", severity: str = "HIG
     }  # fmt: skip
 
 
-def produce_alerts(settings: Settings, topic: str, alerts: list[dict[str, Any] | bytes]) -> None:
+def produce_alerts(
+    settings: Settings,
+    topic: str,
+    alerts: list[dict[str, Any] | bytes],
+    headers: list[tuple[str, bytes]] | None = None,
+) -> None:
     """Produce ``alerts`` (records, or raw bytes for a bad one) keyed by customer, as detectors
-    do, and wait for the broker to have them."""
+    do (with ``headers``, e.g. a trace context), and wait for the broker to have them."""
     from confluent_kafka import Producer
 
     encode = AvroSerializer("alert").encode
     producer = Producer(producer_config(settings))
     for record in alerts:
         if isinstance(record, bytes):
-            producer.produce(topic, record, b"bad")
+            producer.produce(topic, record, b"bad", headers=headers)
         else:
-            producer.produce(topic, encode(record), str(record["customer_id"]).encode())
+            key = str(record["customer_id"]).encode()
+            producer.produce(topic, encode(record), key, headers=headers)
     assert producer.flush(30) == 0
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 from polling import wait_for
 
+from shared.tracing.jaeger_api import get_trace
 from testkit.notifier_runs import (
     NotifierProcess,
     alert,
@@ -34,9 +36,12 @@ def _rules(tmp_path: Path, receiver: WebhookReceiver, body: str) -> Path:
     return path
 
 
-def _notifier(private_mesh, tmp_path: Path, rules: Path, n: int = 1) -> NotifierProcess:  # type: ignore[no-untyped-def]
-    return NotifierProcess(private_mesh.env, rules, tmp_path / f"notifier-{n}.log",
-                           tmp_path / "notifier-status.json")  # fmt: skip
+def _notifier(  # type: ignore[no-untyped-def]
+    private_mesh, tmp_path: Path, rules: Path, n: int = 1, env=None, status=None
+) -> NotifierProcess:
+    return NotifierProcess({**private_mesh.env, **(env or {})}, rules,
+                           tmp_path / f"notifier-{n}.log",
+                           status or tmp_path / "notifier-status.json")  # fmt: skip
 
 
 ONE_WEBHOOK_AND_A_FILE = """
@@ -196,3 +201,81 @@ def test_a_restart_mid_retry_neither_loses_nor_repeats_a_delivery(private_mesh, 
         assert receiver.received.tries["r1"] == 2  # the failed attempt and the retry
     final = book_entries(private_mesh.settings, changelog)["r1/team"]
     assert (final["status"], final["attempts"]) == ("DELIVERED", 2)
+
+
+ONE_FLAKY = """
+channels:
+  team: {type: webhook, url: RECEIVER/flaky/1, timeout_s: 2, backoff_initial_s: 0.1,
+         backoff_max_s: 0.2}
+rules:
+  - channels: [team]
+"""
+
+
+def test_each_attempt_is_a_span_of_the_alerts_trace_and_the_receiver_gets_its_context(
+    private_mesh,
+    tmp_path,
+    jaeger,  # type: ignore[no-untyped-def]
+):
+    trace_id, parent = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+    raw_ms = int(time.time() * 1000) - 5000
+    headers = [("traceparent", f"00-{trace_id}-{parent}-01".encode()),
+               ("mesh.source.timestamp", str(raw_ms).encode())]  # fmt: skip
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, ONE_FLAKY)
+        notifier = _notifier(private_mesh, tmp_path, rules,
+                             env={"MESH_OTLP_ENDPOINT": jaeger.otlp_endpoint})  # fmt: skip
+        try:
+            produce_alerts(private_mesh.settings, private_mesh.topic("alerts"), [alert("t1")],
+                           headers)  # fmt: skip
+            status = notifier.status(lambda s: s["delivered"].get("team") == 1)
+        finally:
+            assert notifier.stop() == 0  # flushes its spans
+        requests = [r for r in receiver.received.requests if r.key == "t1"]
+    assert len(requests) == 2  # a 500, then the delivery
+    assert all(r.traceparent and r.traceparent.split("-")[1] == trace_id for r in requests)
+    assert {r.source_ms for r in requests} == {raw_ms}
+    assert status["end_to_end_ms"]["team"]["count"] == 1
+    assert status["end_to_end_ms"]["team"]["p50"] >= 5000
+
+    def attempts() -> list[dict]:
+        return [s for s in get_trace(jaeger.ui_url, trace_id) if s["name"] == "notify team"]
+
+    spans = wait_for(lambda: len(attempts()) == 2 and attempts(), 60, "two attempt spans")
+    assert {s["parent_span_id"] for s in spans} == {parent}
+    assert {s["service"] for s in spans} == {"notifier"}
+    assert sorted(s["attributes"]["http.response.status_code"] for s in spans) == [200, 500]
+    # The receiver saw each attempt's own span as the parent it was sent with.
+    assert {r.traceparent.split("-")[2] for r in requests} == {s["span_id"] for s in spans}
+
+
+def test_two_instances_share_the_alerts_and_deliver_each_once(private_mesh, tmp_path):  # type: ignore[no-untyped-def]
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, ONE_WEBHOOK_AND_A_FILE)
+        first = _notifier(private_mesh, tmp_path, rules, 1, status=tmp_path / "first.json")
+        second = None
+        try:
+            first.status(lambda s: len(s["partitions"]) == 8)
+            second = _notifier(private_mesh, tmp_path, rules, 2, status=tmp_path / "second.json")
+            second.status(lambda s: len(s["partitions"]) > 0)
+            first.status(lambda s: len(s["partitions"]) < 8)  # it gave some up
+            batch = [alert(f"s{i}", customer=f"cust_{i}") for i in range(200)]
+            produce_alerts(private_mesh.settings, private_mesh.topic("alerts"), batch)
+            wait_for(lambda: len(receiver.received.taken) == 200, 60, "200 deliveries")
+
+            def delivered(process: NotifierProcess) -> int:
+                return int(process.status(lambda s: True)["delivered"].get("team", 0))
+
+            joined = second
+            wait_for(lambda: delivered(first) + delivered(joined) >= 200, 30,
+                     "both status files to count the deliveries")  # fmt: skip
+            one, two = first.status(lambda s: True), second.status(lambda s: True)
+        finally:
+            assert first.stop() == 0
+            if second is not None:
+                assert second.stop() == 0
+        tries = receiver.received.tries
+    assert set(tries.values()) == {1}, [k for k, n in tries.items() if n > 1]
+    assert one["delivered"]["team"] > 0 and two["delivered"]["team"] > 0
+    assert one["delivered"]["team"] + two["delivered"]["team"] == 200
+    assert set(one["partitions"]).isdisjoint(two["partitions"])
