@@ -15,13 +15,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
 
 from services.metrics_aggregator.config import NAME, AggregatorConfig
 from services.metrics_aggregator.status import STOPPED
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
+from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.settings import Settings
 
 log = logging.getLogger("services.metrics_aggregator")
@@ -30,17 +30,8 @@ log = logging.getLogger("services.metrics_aggregator")
 FLUSH_TIMEOUT_S = 5.0
 
 
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = ServiceArgumentParser(
         prog="python -m services.metrics_aggregator",
         description="Aggregate every instance's metric snapshots into InfluxDB totals.",
     )
@@ -58,13 +49,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except UsageError as error:
-        print(f"{NAME}: error: {error} (see --help)", file=sys.stderr)
-        return 2
-    except SystemExit as done:  # --help
-        return int(done.code or 0)
+    args = parse_service_args(parser(), argv, NAME)
+    if isinstance(args, int):
+        return args
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:

@@ -13,11 +13,11 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from services.notifier.config import NotifierConfig
 from services.notifier.rules import Routing, load_rules
 from shared.errors import ConfigError, MeshError
+from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import NOTIFIER as NAME
 from shared.service_files import notifier_status_file
 from shared.settings import Settings
@@ -25,18 +25,9 @@ from shared.settings import Settings
 log = logging.getLogger("services.notifier")
 
 
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
 def parser() -> argparse.ArgumentParser:
     about = "Deliver the mesh's alerts to the channels its rules name, once."
-    p = _Parser(prog="python -m services.notifier", description=about)
+    p = ServiceArgumentParser(prog="python -m services.notifier", description=about)
     p.add_argument("--rules", type=Path, help="routing file (default MESH_NOTIFIER_RULES)")
     p.add_argument("--status-file", type=Path, help=f"default $MESH_HOME/{NAME}/status.json")
     p.add_argument("--instance-id", help="default notifier@<host>:<pid>:<start ms>")
@@ -44,13 +35,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except UsageError as error:
-        print(f"{NAME}: error: {error} (see --help)", file=sys.stderr)
-        return 2
-    except SystemExit as done:  # --help
-        return int(done.code or 0)
+    args = parse_service_args(parser(), argv, NAME)
+    if isinstance(args, int):
+        return args
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         settings = Settings.from_env()
