@@ -174,6 +174,8 @@ _EXAMPLES: dict[str, list[dict[str, Any]]] = {
             "attempts": 2,
             "delivered_time": _T0 + 1_200,
             "last_error": "HTTP 503 from the webhook, retried",
+            "latency_ms": 1_110,
+            "source_time": _T0 - 2_000,
         },
         {
             "notification_id": "n-2",
@@ -187,6 +189,8 @@ _EXAMPLES: dict[str, list[dict[str, Any]]] = {
             "attempts": 0,
             "delivered_time": None,
             "last_error": None,
+            "latency_ms": None,
+            "source_time": None,
         },
     ],
     "metric_snapshot": [

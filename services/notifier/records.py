@@ -14,11 +14,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from services.notifier.book import DELIVERED, Delivery
+from services.notifier.book import DELIVERED, FAILED, Delivery
 
 
 def notification_value(delivery: Delivery, alert: Mapping[str, Any]) -> dict[str, Any]:
     """The Notification record of ``delivery`` (of the decoded ``alert``) as it stands now."""
+    finished = delivery.status in (DELIVERED, FAILED)
     return {
         "notification_id": delivery.key,
         "alert_id": delivery.alert_id,
@@ -31,6 +32,8 @@ def notification_value(delivery: Delivery, alert: Mapping[str, Any]) -> dict[str
         "attempts": delivery.attempts,
         "delivered_time": _millis(delivery.at_s) if delivery.status == DELIVERED else None,
         "last_error": delivery.last_error,
+        "latency_ms": _millis(delivery.at_s - delivery.admitted_s) if finished else None,
+        "source_time": delivery.source_ms,
     }
 
 

@@ -21,18 +21,21 @@ def _alert() -> dict:
 
 def test_a_notification_encodes_with_the_schema_and_says_how_far_the_delivery_got() -> None:
     book = DeliveryBook(ttl_s=60)
-    (pending,) = book.admit(_alert(), ["team"], now_s=1_795_000_000.0)
+    (pending,) = book.admit(_alert(), ["team"], now_s=1_795_000_000.0,
+                            source_ms=1_794_999_998_000)  # fmt: skip
     value = notification_value(pending, _alert())
     assert (value["notification_id"], value["status"], value["delivered_time"]) == (
         "a1/team", "PENDING", None
     )  # fmt: skip
+    assert value["latency_ms"] is None  # not finished yet
     done = book.attempted(pending, 1_795_000_002.5, delivered=True)
     value = notification_value(done, _alert())
     decoded = AvroDeserializer("notification").decode(AvroSerializer("notification").encode(value))
     assert decoded["status"] == "DELIVERED" and decoded["attempts"] == 1
     assert decoded["message"] == "large_amount/above_p99: amount 9000 above 5000"
     created, delivered = decoded["created_time"], decoded["delivered_time"]
-    assert delivered - created == 2500  # milliseconds
+    assert delivered - created == decoded["latency_ms"] == 2500  # milliseconds
+    assert delivered - decoded["source_time"] == 4500  # raw record to notification
 
 
 def test_a_failed_notification_carries_its_last_error() -> None:
