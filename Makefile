@@ -10,7 +10,7 @@ export PYSPARK_PYTHON        := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv jars influxdb jaeger container-tools images lint typecheck compat test test-unit demo bench down clean lock
+.PHONY: help venv jars influxdb jaeger container-tools images lint typecheck compat test test-unit demo bench chaos down clean lock
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -80,6 +80,9 @@ demo: jars ## Start the local mesh, produce sample records, show them routed, co
 
 bench: jars ## Benchmarks against a baseline measured in the same run
 	$(BIN)/python -m bench
+
+chaos: jars ## The reliability suite: faults injected into a running mesh, one line of figures per case
+	$(BIN)/python -m chaos
 
 down: $(STAMP) ## Stop the local mesh
 	$(BIN)/mesh down

@@ -73,6 +73,17 @@ def test_mesh_up_reports_every_detector_and_instance_into_influxdb_matching_thei
             timeout=60,
             what=f"InfluxDB's ingest.records.valid to reach the {valid} valid records produced",
         )
+
+        # The notifier reports like every instance: InfluxDB's count of the alerts it took
+        # equals its own, once it has taken some.
+        def notifier_matches() -> bool:
+            own = read_json(home / "notifier" / "status.json") or {}
+            taken = int(own.get("alerts", 0))
+            return taken > 0 and _totals(influxdb.url, database, "notifier.alerts").get(
+                "notifier") == taken  # fmt: skip
+
+        what = "InfluxDB's notifier.alerts total to equal the notifier's own count"
+        wait_for(notifier_matches, timeout=120, interval=2.0, what=what)
         status = mesh("status", env=env)
         assert status.returncode == 0, status.stdout + status.stderr
         assert re.search(r"metrics\s+UP .* influx ok", status.stdout), status.stdout
