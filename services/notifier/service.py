@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, set_span_in_context
 
 from services.notifier.book import DELIVERED, FAILED, Delivery, DeliveryBook
 from services.notifier.channels import next_attempt_in, open_channels
@@ -156,11 +156,12 @@ class Notifier:
             if not channels:
                 self.figures.unrouted.inc()
                 continue
-            trace = {k: v.decode() for k, v in trace_headers(message.headers() or [])}
+            headers = message.headers() or []  # confluent-kafka builds this list on each call
+            trace = {k: v.decode() for k, v in trace_headers(headers)}
             before = book.duplicates
             admitted = book.admit(alert, [c.name for c in channels], now, trace=trace or None,
                                   offset=message.offset(),
-                                  source_ms=source_timestamp_ms(message.headers()))  # fmt: skip
+                                  source_ms=source_timestamp_ms(headers))  # fmt: skip
             if book.duplicates > before:
                 self.figures.duplicates.inc(book.duplicates - before)
             for entry in admitted:
@@ -317,9 +318,7 @@ class Notifier:
 
 
 def _context_of(span: Span) -> Any:
-    from opentelemetry import trace
-
-    return trace.set_span_in_context(span)
+    return set_span_in_context(span)
 
 
 def _end_span(span: Span, outcome: Outcome) -> None:
