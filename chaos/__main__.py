@@ -11,19 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from chaos import detector_faults
-from chaos.report import CaseResult
+from chaos.cases import CASES
 from shared.errors import MeshError
 from shared.settings import Settings
-
-CASES: dict[str, Callable[[Settings, Path, bool], CaseResult]] = {
-    "detector_kill": detector_faults.detector_kill,
-    "detector_kill_cycles": detector_faults.detector_kill_cycles,
-}
 
 
 def main(argv: list[str] | None = None) -> int:

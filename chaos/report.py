@@ -20,6 +20,8 @@ class CaseResult:
     duplicates_allowed: int
     offset_regressions: int
     notes: list[str] = field(default_factory=list)
+    #: what the case's own checks found wrong (beyond the smoke figures)
+    failures: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -38,7 +40,7 @@ class CaseResult:
         if self.figures.acknowledged < self.figures.sent:
             found.append(f"{self.figures.sent - self.figures.acknowledged} sent, never "
                          "acknowledged by the broker")  # fmt: skip
-        return found
+        return found + self.failures
 
     @property
     def passed(self) -> bool:
@@ -50,5 +52,7 @@ class CaseResult:
         verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.problems)
         text = (f"{self.case:<28} sent {f.sent:>7}  acked {f.acknowledged:>7}  seen {f.seen:>7}  "
                 f"lost {f.lost:>3}  dup {f.duplicated:>5} (<= {self.duplicates_allowed})  "
-                f"reordered {f.out_of_order}  recovered in {recover}  {verdict}")  # fmt: skip
+                f"reordered {f.out_of_order}  "
+                + (f"dead letters {f.dead_lettered}  " if f.dead_lettered else "")
+                + f"recovered in {recover}  {verdict}")  # fmt: skip
         return text + "".join(f"\n    {note}" for note in self.notes)

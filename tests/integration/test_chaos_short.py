@@ -9,19 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from chaos import detector_faults
+from chaos.cases import CASES
 from shared.settings import Settings
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize(
-    "case", [detector_faults.detector_kill, detector_faults.detector_kill_cycles],
-    ids=["detector_kill", "detector_kill_cycles"],
-)  # fmt: skip
-def test_case_short(case, kafka_bootstrap: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("name", list(CASES))
+def test_case_short(name: str, kafka_bootstrap: str, tmp_path: Path) -> None:
     settings = replace(Settings.from_env(), bootstrap_servers=kafka_bootstrap)
-    result = case(settings, tmp_path, True)
+    result = CASES[name](settings, tmp_path, True)
     print(result.line())
     assert result.passed, result.line()
-    assert result.figures.seen == result.figures.acknowledged > 0
+    assert result.figures.acknowledged == result.figures.sent > 0
+    assert result.figures.seen + result.figures.dead_lettered == result.figures.acknowledged

@@ -1,0 +1,23 @@
+"""The suite's cases by name, in the order `make chaos` runs them (issue 19's numbering in the
+comments). Each is ``case(settings, work, short) -> CaseResult`` on the broker ``settings`` name
+(broker_kill starts a broker of its own: its fault must not hit the others)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from chaos import broker_faults, detector_errors, detector_faults, graceful
+from chaos.report import CaseResult
+from shared.settings import Settings
+
+Case = Callable[[Settings, Path, bool], CaseResult]
+
+CASES: dict[str, Case] = {
+    "detector_kill": detector_faults.detector_kill,  # 1
+    "detector_kill_cycles": detector_faults.detector_kill_cycles,  # 2
+    "graceful_rebalance": graceful.graceful_rebalance,  # 3
+    "broker_kill": broker_faults.broker_kill,  # 4
+    "poison_pills": detector_errors.poison_pills,  # 8
+    "throwing_detector": detector_errors.throwing_detector,  # 9
+}
