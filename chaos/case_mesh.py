@@ -50,7 +50,11 @@ class CaseMesh:
         return self.names.records("transactions")
 
     def instance(
-        self, label: str, detector: Path = ECHO, extra: Sequence[str] = ()
+        self,
+        label: str,
+        detector: Path = ECHO,
+        extra: Sequence[str] = (),
+        env: dict[str, str] | None = None,
     ) -> DetectorProcess:
         """A detector instance (a ``python -m services.detector_runtime`` process) in the
         detector's usual group, quick to notice a dead member (6 s session timeout)."""
@@ -61,8 +65,8 @@ class CaseMesh:
             "--consumer-config", "heartbeat.interval.ms=1000", *extra,
         ]  # fmt: skip
         log = self.work / f"{detector.name}-{label}.log"
-        return DetectorProcess(self.settings, detector, args, log,
-                               env={"MESH_HOME": str(self.settings.home)})  # fmt: skip
+        told = {"MESH_HOME": str(self.settings.home), **(env or {})}
+        return DetectorProcess(self.settings, detector, args, log, env=told)
 
 
 def stop(instance: DetectorProcess, timeout_s: float = 30.0) -> int | None:

@@ -18,6 +18,7 @@ from chaos.offsets import OffsetWatch
 from chaos.report import CaseResult
 from chaos.smoke import SmokeDriver, check
 from chaos.tap import AlertTap, DeadLetterTap
+from shared.kafka.security import client_security
 from testkit.detector_runs import DetectorProcess
 
 #: How long the end of a run waits for every acknowledged record to come out.
@@ -47,7 +48,8 @@ class CaseRun:
         settings = mesh.settings
         self.tap = AlertTap(settings, mesh.names.alerts)
         self.dead_letters = DeadLetterTap(settings, mesh.names.detectors_dlq)
-        self.watch = OffsetWatch(settings.bootstrap_servers, self.group, [mesh.source])
+        self.watch = OffsetWatch(settings.bootstrap_servers, self.group, [mesh.source],
+                                 client_security(settings))  # fmt: skip
         self.driver = SmokeDriver(settings, mesh.source, mesh.run, load.rate, **driver_options)
         self.instances: dict[str, DetectorProcess] = {}
         self.notes: list[str] = []
@@ -69,11 +71,26 @@ class CaseRun:
         self.tap.stop()
         self.dead_letters.stop()
 
-    def instance(self, label: str, extra: list[str] | None = None) -> DetectorProcess:
+    def instance(
+        self, label: str, extra: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> DetectorProcess:
         """Start an instance of the case's detector (a later one with the same label replaces
         the entry, which the caller has stopped or killed)."""
-        self.instances[label] = self.mesh.instance(label, self.detector, extra or [])
+        self.instances[label] = self.mesh.instance(label, self.detector, extra or [], env)
         return self.instances[label]
+
+    def exited(self) -> list[str]:
+        """One line per instance that has exited on its own: label, exit code and the last line
+        of its log that says why (what a case reports when an instance should have lived)."""
+        found = []
+        for label, instance in self.instances.items():
+            code = instance.process.poll()
+            if code is not None and code >= 0:  # a negative code: killed by the case's signal
+                lines = [line for line in instance.log_text().splitlines() if line.strip()]
+                errors = [line for line in lines if "error" in line.lower()]
+                why = (errors or lines or [""])[-1]
+                found.append(f"instance {label} exited with code {code}: {why.strip()[:300]}")
+        return found
 
     def start_load(self, assigned_timeout_s: float = 60.0) -> None:
         """Once every instance has partitions, start the driver; the run's clock starts."""

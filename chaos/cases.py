@@ -1,13 +1,14 @@
 """The suite's cases by name, in the order `make chaos` runs them (issue 19's numbering in the
 comments). Each is ``case(settings, work, short) -> CaseResult`` on the broker ``settings`` name
-(broker_kill starts a broker of its own: its fault must not hit the others)."""
+(broker_kill and secure_mesh start a broker of their own: a fault, or security, must not
+hit the others)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from chaos import broker_faults, detector_errors, detector_faults, graceful
+from chaos import broker_faults, detector_errors, detector_faults, graceful, security
 from chaos.report import CaseResult
 from shared.settings import Settings
 
@@ -20,4 +21,5 @@ CASES: dict[str, Case] = {
     "broker_kill": broker_faults.broker_kill,  # 4
     "poison_pills": detector_errors.poison_pills,  # 8
     "throwing_detector": detector_errors.throwing_detector,  # 9
+    "secure_mesh": security.secure_mesh,  # 14
 }

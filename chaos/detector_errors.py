@@ -26,6 +26,7 @@ from chaos.report import CaseResult
 from chaos.smoke import POISON_PREFIX, poison_id
 from shared.errors import MeshError
 from shared.kafka.inspect import group_lag
+from shared.kafka.security import client_security
 from shared.settings import Settings
 
 THROWING = Path(__file__).parent / "throwing"
@@ -56,7 +57,7 @@ def throwing_detector(settings: Settings, work: Path, short: bool) -> CaseResult
         mid_run &= run.finish()
         # The detector went on after its first failure: alerts kept coming.
         mid_run &= run.tap.count() > alerts_then
-        lag = _wait_for_no_lag(settings.bootstrap_servers, run.group, mesh.source)
+        lag = _wait_for_no_lag(mesh.settings, run.group, mesh.source)
         recover = time.monotonic() - run.stopped_at if lag == 0 else None
         failures += _dead_letter_problems(run, "detect", f"{RETRIES + 1}", "RetriableError")
         alerted = run.tap.seen & run.driver.marked
@@ -117,13 +118,14 @@ def _drain_rate(settings: Settings, work: Path, records: int, poison_every: int 
         return len(valid) / max(time.monotonic() - first, 1e-3)
 
 
-def _wait_for_no_lag(bootstrap: str, group: str, topic: str) -> int | None:
+def _wait_for_no_lag(settings: Settings, group: str, topic: str) -> int | None:
     """The group's lag on ``topic`` once it is 0, or the last seen after LAG_WAIT_S."""
     deadline = time.monotonic() + LAG_WAIT_S
     lag = None
     while time.monotonic() < deadline:
         try:
-            lag = group_lag(bootstrap, group, [topic], timeout=5).total
+            lag = group_lag(settings.bootstrap_servers, group, [topic], 5,
+                            client_security(settings)).total  # fmt: skip
         except MeshError:
             lag = None
         if lag == 0:

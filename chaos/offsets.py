@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from shared.errors import MeshError
 from shared.kafka.inspect import group_lag
@@ -22,6 +23,8 @@ class OffsetWatch:
     bootstrap: str
     group: str
     topics: list[str]
+    #: the client settings that log in to a secure cluster
+    login: dict[str, Any] = field(default_factory=dict)
     #: (topic, partition, earlier offset, later offset) of every step back
     regressions: list[tuple[str, int, int, int]] = field(default_factory=list)
     samples: int = 0
@@ -42,7 +45,9 @@ class OffsetWatch:
     def _run(self) -> None:
         while not self._stop.wait(SAMPLE_S):
             try:
-                committed = group_lag(self.bootstrap, self.group, self.topics, timeout=5).committed
+                committed = group_lag(
+                    self.bootstrap, self.group, self.topics, 5, self.login
+                ).committed
             except MeshError:  # the coordinator is moving (a broker fault case): ask again
                 continue
             self.samples += 1

@@ -15,6 +15,7 @@ from typing import Any
 
 from chaos.smoke import poison_id
 from shared.avro import AvroDeserializer
+from shared.kafka.security import client_security
 from shared.settings import Settings
 
 
@@ -72,7 +73,7 @@ class AlertTap:
 
         consumer = Consumer({"bootstrap.servers": self.settings.bootstrap_servers,
                              "group.id": "chaos-tap", "enable.auto.commit": False,
-                             "log_level": 2})  # fmt: skip
+                             "log_level": 2, **client_security(self.settings)})  # fmt: skip
         try:
             partitions = consumer.list_topics(self.topic, timeout=10).topics[self.topic].partitions
             consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions])

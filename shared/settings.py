@@ -32,6 +32,15 @@ class Settings:
     broker_host: str = "127.0.0.1"
     #: Preferred port of the local broker; the next free one is used if it is busy.
     broker_port: int = 9092
+    #: Start the local broker secure: clients must log in (SASL/SCRAM) and each may do only what
+    #: its ACLs allow; no listener takes an anonymous client (docs/security.md).
+    broker_secure: bool = False
+    #: The principal this process logs in to Kafka as (a secure cluster); empty: the local secure
+    #: broker's admin when ``broker_secure``, else no login.
+    kafka_username: str = ""
+    #: A file holding that principal's password (never the password itself: an environment
+    #: variable ends up in process listings and logs).
+    kafka_password_file: Path | None = None
     #: Seconds to wait for a local broker to accept requests.
     broker_start_timeout: float = 90.0
     #: Heap of the local broker's JVM.

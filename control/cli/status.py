@@ -21,6 +21,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
+from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.settings import Settings
@@ -52,7 +53,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _detector_lines(settings, bootstrap)
     _container_lines()
     declared = [s.name for s in declared_topics(settings)]
-    for view in topic_views(bootstrap, declared):
+    for view in topic_views(bootstrap, declared, login=client_security(settings)):
         print(
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
@@ -217,7 +218,7 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
         inputs = load_manifest(Path(deployment.current.path)).inputs
         names = TopicNames.of(settings)
         group = names.detector_group(deployment.name)
-        lag = _lag(bootstrap, group, [names.records(t) for t in inputs])
+        lag = _lag(settings, bootstrap, group, [names.records(t) for t in inputs])
         rate = sum(float(v.report.get("records_per_s", 0.0)) for v in alive)
         if deployment.desired == STOPPED and not alive:
             state = "STOPPED"
@@ -242,11 +243,13 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
             print("  " + _replica_line(view, deployment.current.seq))
 
 
-def _lag(bootstrap: str, group: str, topics: list[str]) -> str:
+def _lag(settings: Settings, bootstrap: str, group: str, topics: list[str]) -> str:
     """The group's lag, or ``?`` when the coordinator does not answer (a broker still loading
     its groups must not take the whole status down)."""
     try:
-        return str(group_lag(bootstrap, group, topics, timeout=5).total)
+        return str(
+            group_lag(bootstrap, group, topics, timeout=5, login=client_security(settings)).total
+        )
     except ClusterUnreachableError:
         return "?"
 

@@ -9,6 +9,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.kafka.apply import Action, apply_topics
 from shared.kafka.config import admin_config
 from shared.kafka.inspect import topic_views
+from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics, load_topics, with_prefix
 from shared.settings import Settings
 
@@ -48,7 +49,9 @@ def run_apply(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     specs = declared_topics(settings)
-    live = {v.name: v for v in topic_views(resolve_bootstrap(settings))}
+    live = {
+        v.name: v for v in topic_views(resolve_bootstrap(settings), login=client_security(settings))
+    }
     print(f"{'topic':<24} {'declared':>8} {'live':>5} {'records':>10}  cleanup")
     for spec in specs:
         view = live.get(spec.name)

@@ -15,6 +15,7 @@ from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.inspect import consumer_groups, topic_views
+from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.local_process import stop_strays
 from shared.settings import Settings
@@ -148,7 +149,7 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
 def describe(args: argparse.Namespace, settings: Settings) -> int:
     bootstrap = resolve_bootstrap(settings)
     specs = declared_topics(settings)
-    live = {v.name: v for v in topic_views(bootstrap)}
+    live = {v.name: v for v in topic_views(bootstrap, login=client_security(settings))}
     print(f"cluster  {bootstrap}")
     for spec in specs:
         view = live.get(spec.name)
@@ -156,6 +157,6 @@ def describe(args: argparse.Namespace, settings: Settings) -> int:
         group = f"  co-partitioned: {spec.copartition}" if spec.copartition else ""
         policy = spec.config.get("cleanup.policy", "delete")
         print(f"topic    {spec.name:<24} {state:<16} {policy:<8}{group}")
-    for group_id in consumer_groups(bootstrap):
+    for group_id in consumer_groups(bootstrap, login=client_security(settings)):
         print(f"group    {group_id}")
     return 0

@@ -27,6 +27,7 @@ from control.deploy.validate import Validated, validate
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
+from shared.kafka.security import client_security
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
 
@@ -97,7 +98,12 @@ def check_inputs_exist(settings: Settings, validated: Validated) -> None:
     from shared.kafka.inspect import topic_views
 
     wanted = [TopicNames.of(settings).records(t) for t in validated.inputs]
-    found = {view.name for view in topic_views(resolve_bootstrap(settings), wanted, timeout=5)}
+    found = {
+        view.name
+        for view in topic_views(
+            resolve_bootstrap(settings), wanted, timeout=5, login=client_security(settings)
+        )
+    }
     missing = [topic for topic in wanted if topic not in found]
     if missing:
         raise DeployRefused(

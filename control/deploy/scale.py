@@ -21,6 +21,7 @@ from control.deploy.lifecycle import Say
 from control.deploy.registry import RUNNING, Deployment, Registry
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.security import client_security
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -87,7 +88,9 @@ def input_partitions(settings: Settings, deployment: Deployment) -> int:
 
     manifest = load_manifest(Path(deployment.current.path))
     wanted = [TopicNames.of(settings).records(t) for t in manifest.inputs]
-    views = topic_views(resolve_bootstrap(settings), wanted, timeout=5)
+    views = topic_views(
+        resolve_bootstrap(settings), wanted, timeout=5, login=client_security(settings)
+    )
     if len(views) < len(wanted):
         raise DeployRefused(
             f"the input topics of {deployment.name} are missing: start the mesh with `mesh up`"

@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from control.servers import broker_security
+from control.servers.broker_security import Passwords
 from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
+from shared.kafka.security import ADMIN, Credentials, login_config
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -68,8 +71,12 @@ class LocalBroker(LocalServer[BrokerInfo]):
     def _launch_plan(self) -> tuple[list[str], BrokerInfo]:
         host = self.settings.broker_host
         port, controller_port = self._choose_ports(host)
-        self._write_config(host, port, controller_port)
-        self._format_storage()
+        formatted = (self.data_dir / "meta.properties").exists()
+        secret = None
+        if broker_security.secure_start(self.settings, self.dir, formatted):
+            secret = broker_security.passwords(self.settings, self.dir)
+        self._write_config(host, port, controller_port, secret)
+        self._format_storage(secret)
         return self._java("kafka.Kafka", str(self.config_file)), BrokerInfo(
             0, port, controller_port, host
         )
@@ -79,7 +86,12 @@ class LocalBroker(LocalServer[BrokerInfo]):
         from confluent_kafka.admin import AdminClient
 
         if self._admin is None or self._admin[0] != info.bootstrap:  # a restart may move it
-            client = AdminClient({"bootstrap.servers": info.bootstrap, "log_level": 0})
+            config: dict[str, Any] = {"bootstrap.servers": info.bootstrap, "log_level": 0}
+            if self.secure:
+                admin = broker_security.passwords(self.settings, self.dir).admin
+                config |= login_config(Credentials(ADMIN, admin))
+                config.pop("error_cb")  # a refused login while it starts: ask again
+            client = AdminClient(config)
             self._admin = (info.bootstrap, client)
         try:
             return bool(self._admin[1].list_topics(timeout=1).brokers)
@@ -87,7 +99,12 @@ class LocalBroker(LocalServer[BrokerInfo]):
             return False
 
     def _describe(self, info: BrokerInfo) -> str:
-        return f"on {info.bootstrap}"
+        return f"on {info.bootstrap}" + (" (secure: SASL/SCRAM, ACLs)" if self.secure else "")
+
+    @property
+    def secure(self) -> bool:
+        """Clients must log in (see :mod:`control.servers.broker_security`)."""
+        return self.settings.broker_secure or (self.dir / broker_security.MARKER).exists()
 
     def _timeout_hint(self) -> str:
         return " (raise MESH_BROKER_START_TIMEOUT)"
@@ -124,8 +141,15 @@ class LocalBroker(LocalServer[BrokerInfo]):
         controller = first_free(host, port + 1 if self.settings.broker_port else 0, avoid={port})
         return port, controller
 
-    def _write_config(self, host: str, port: int, controller_port: int) -> None:
-        self.config_file.write_text(broker_properties(host, port, controller_port, self.data_dir))
+    def _write_config(
+        self, host: str, port: int, controller_port: int, secret: Passwords | None
+    ) -> None:
+        """Mode 0600: a secure broker's passwords are in it."""
+        self.config_file.touch(mode=0o600)
+        self.config_file.chmod(0o600)
+        self.config_file.write_text(
+            broker_properties(host, port, controller_port, self.data_dir, secure=secret)
+        )
 
     def _java(self, main_class: str, *args: str) -> list[str]:
         java = shutil.which("java")
@@ -147,19 +171,23 @@ class LocalBroker(LocalServer[BrokerInfo]):
             *args,
         ]
 
-    def _format_storage(self) -> None:
-        """Format the KRaft log folder once; later starts reuse it (and its topics)."""
+    def _format_storage(self, secret: Passwords | None) -> None:
+        """Format the KRaft log folder once; later starts reuse it (and its topics). A secure
+        broker gets its admin's credential now: it cannot be added later."""
         if (self.data_dir / "meta.properties").exists():
             return
         cluster_id = _kraft_cluster_id()
         command = self._java(
             "kafka.tools.StorageTool", "format", "--ignore-formatted",
             f"--cluster-id={cluster_id}", "--config", str(self.config_file),
+            *(broker_security.format_arguments(secret) if secret else []),
         )  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()[-1:]
             raise BrokerError(f"formatting {self.data_dir} failed: {' '.join(detail)}")
+        if secret is not None:
+            broker_security.mark_secure(self.dir)
 
 
 def broker_properties(
@@ -170,12 +198,14 @@ def broker_properties(
     *,
     listen_host: str | None = None,
     advertised_host: str | None = None,
+    secure: Passwords | None = None,
 ) -> str:
     """The single-node KRaft broker's ``server.properties``: the local mesh's and the broker
     image's (which gets placeholders its entrypoint fills in). ``host`` is where the controller
     quorum is reached; the listeners bind ``listen_host`` and clients are sent to
     ``advertised_host`` (both ``host`` unless given: a container on a bridge network binds
-    0.0.0.0 and advertises a name the clients resolve)."""
+    0.0.0.0 and advertises a name the clients resolve). ``secure``: SASL listeners and ACLs
+    (:mod:`control.servers.broker_security`)."""
     listen = listen_host or host
     advertised = advertised_host or host
     properties = {
@@ -200,6 +230,10 @@ def broker_properties(
         "log.cleaner.min.compaction.lag.ms": "0",
         "log.segment.bytes": str(64 * 1024 * 1024),
     }
+    if secure is not None:
+        properties |= broker_security.secure_properties(
+            listen, advertised, host, port, controller_port, secure
+        )
     return "".join(f"{k}={v}\n" for k, v in properties.items())
 
 

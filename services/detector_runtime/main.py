@@ -142,14 +142,20 @@ def _pairs(option: str, items: list[str], form: str) -> dict[str, str]:
 
 def start(settings: Settings, config: RuntimeConfig, status: StatusFile | None = None) -> Runner:
     """Check the topology and build a Runner (not yet running)."""
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     from services.detector_runtime.runner import Runner
     from services.detector_runtime.topology import check_topology, ensure_changelog
     from shared.kafka.config import admin_config
+    from shared.kafka.security import unanswered
 
-    admin = AdminClient(admin_config(settings))
-    partitions = check_topology(admin, config.detector, config.topics, config.topic_wait_s)
+    client = admin_config(settings)
+    admin = AdminClient(client)
+    try:
+        partitions = check_topology(admin, config.detector, config.topics, config.topic_wait_s)
+    except KafkaException as error:  # a refused login, or no broker: one line, exit 2
+        raise unanswered(admin, client["bootstrap.servers"], error) from None
     if config.detector.stateful:
         ensure_changelog(admin, config.topics.changelog, partitions)
     return Runner(settings, config, status)

@@ -28,6 +28,12 @@ def partition_counts(admin: Any, topics: list[str], timeout_s: float = 30.0) -> 
     deadline = time.monotonic() + timeout_s
     while True:
         metadata = admin.list_topics(timeout=10).topics
+        refused = [t for t in topics if t in metadata and _unauthorized(metadata[t].error)]
+        if refused:
+            raise ConfigError(
+                f"this instance's principal may not read {', '.join(refused)}: a secure mesh "
+                "grants a detector exactly the inputs its manifest declares (docs/security.md)"
+            )
         missing = [t for t in topics if t not in metadata or metadata[t].error is not None]
         if not missing:
             return {t: len(metadata[t].partitions) for t in topics}
@@ -37,6 +43,12 @@ def partition_counts(admin: Any, topics: list[str], timeout_s: float = 30.0) -> 
                 "or pass --input TYPE=TOPIC"
             )
         time.sleep(0.5)
+
+
+def _unauthorized(error: Any) -> bool:
+    from confluent_kafka import KafkaError
+
+    return error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
 def check_topology(admin: Any, detector: Detector, topics: Topics, wait_s: float = 30.0) -> int:

@@ -65,6 +65,7 @@ def run(
     from shared.avro import load_catalogue
     from shared.kafka.changelog import ensure_changelog
     from shared.kafka.config import admin_config
+    from shared.kafka.security import unanswered
     from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
     from shared.tracing import setup_tracing, shutdown
 
@@ -73,11 +74,7 @@ def run(
     try:
         topics = admin.list_topics(timeout=10).topics
     except KafkaException as error:
-        where = admin_config(settings)["bootstrap.servers"]
-        reason = error.args[0].str()
-        raise ConfigError(
-            f"Kafka at {where} did not answer within 10 s ({reason}): is the broker up?"
-        ) from None
+        raise unanswered(admin, admin_config(settings)["bootstrap.servers"], error) from None
     alerts = topics.get(config.names.alerts)
     if alerts is None or alerts.error is not None:
         raise ConfigError(f"topic {config.names.alerts} does not exist: run `mesh topics apply`")

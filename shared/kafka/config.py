@@ -2,7 +2,8 @@
 
 Services never build client dictionaries by hand: they call these functions so that every client
 has the same safe defaults (idempotent producer, manual commits, cooperative-sticky assignment)
-and finds the cluster the same way.
+finds the cluster the same way, and logs in the same way where the cluster is secure
+(:mod:`shared.kafka.security`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.security import client_security
 from shared.settings import Settings
 
 
@@ -29,6 +31,7 @@ def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
         "compression.type": "lz4",
         "queue.buffering.max.messages": 500000,
         "partitioner": "murmur2_random",
+        **client_security(settings),
     }
     config.update(overrides)
     return config
@@ -43,12 +46,14 @@ def consumer_config(settings: Settings, group_id: str, **overrides: Any) -> dict
         "auto.offset.reset": "earliest",
         "partition.assignment.strategy": "cooperative-sticky",
         "enable.partition.eof": False,
+        **client_security(settings),
     }
     config.update(overrides)
     return config
 
 
 def admin_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {"bootstrap.servers": resolve_bootstrap(settings)}
+    config: dict[str, Any] = {"bootstrap.servers": resolve_bootstrap(settings),
+                              **client_security(settings)}  # fmt: skip
     config.update(overrides)
     return config

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,13 +38,22 @@ class ClusterUnreachableError(MeshError):
 
 
 def topic_views(
-    bootstrap: str, names: list[str] | None = None, timeout: float = 10.0
+    bootstrap: str,
+    names: list[str] | None = None,
+    timeout: float = 10.0,
+    login: Mapping[str, Any] | None = None,
 ) -> list[TopicView]:
-    """Every (or the named) non-internal topic with its record count (high minus low watermark)."""
+    """Every (or the named) non-internal topic with its record count (high minus low watermark).
+    ``login``: the client settings that log in to a secure cluster (``client_security``)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "mesh-inspect", "log_level": 2}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "mesh-inspect",
+            "log_level": 2,
+            **(login or {}),
+        }
     )
     try:
         metadata = cluster_metadata(consumer, bootstrap, timeout)
@@ -64,17 +73,23 @@ def topic_views(
         consumer.close()
 
 
-def consumer_groups(bootstrap: str, timeout: float = 10.0) -> list[str]:
+def consumer_groups(
+    bootstrap: str, timeout: float = 10.0, login: Mapping[str, Any] | None = None
+) -> list[str]:
     """Names of the consumer groups the cluster knows, sorted."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
     result = admin.list_consumer_groups(request_timeout=timeout).result()
     return sorted(g.group_id for g in result.valid)
 
 
 def group_lag(
-    bootstrap: str, group: str, topics: Collection[str], timeout: float = 10.0
+    bootstrap: str,
+    group: str,
+    topics: Collection[str],
+    timeout: float = 10.0,
+    login: Mapping[str, Any] | None = None,
 ) -> GroupLag:
     """Records of ``topics`` that ``group`` has not committed yet, per partition and in total.
 
@@ -92,6 +107,7 @@ def group_lag(
             "group.id": group,
             "enable.auto.commit": False,
             "log_level": 2,
+            **(login or {}),
         }
     )
     try:

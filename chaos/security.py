@@ -1,0 +1,193 @@
+"""Case 14: a secure mesh refuses what it should and runs the normal path.
+
+On a secure broker of its own (SASL/SCRAM, ACLs, no anonymous listener), ``mesh``'s principal
+code creates the echo detector's principal from its grants. Then:
+
+* **the normal path once**: the smoke driver (as admin) feeds the echo detector, which runs as
+  its own principal; every record must be alerted, as on a plain broker;
+* **refusals**, each tried with a real client: a plaintext client; a login with an unknown
+  principal; the echo principal with a wrong password; the echo principal reading another
+  detector's input, writing another service's topic, joining another service's group; and a
+  detector instance started with a wrong password, which must exit 2 with one line;
+* **no secret leaks**: none of the passwords appears in the detector's log and status file, the
+  broker's log, or the headers of a dead letter the detector wrote (a poison pill is sent for
+  that).
+
+A refusal that does not happen, or a password found where it should not be, fails the case.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from chaos.case_mesh import CaseMesh, stop
+from chaos.case_run import CaseRun, Load
+from chaos.report import CaseResult
+from shared.errors import MeshError
+from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.security import ADMIN, password_file
+from shared.settings import Settings
+
+#: How long a refusal may take to show (librdkafka answers in well under a second here).
+REFUSAL_WAIT_S = 10.0
+
+
+def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
+    from control.security.grants import detector_grants, detector_principal
+    from control.servers.broker import LocalBroker
+    from control.servers.ports import ephemeral_port
+
+    base = replace(settings, home=work / "broker", bootstrap_servers="", broker_secure=True,
+                   broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip
+    broker = LocalBroker(base)
+    info, _ = broker.ensure_started()
+    admin = replace(settings, bootstrap_servers=info.bootstrap, kafka_username=ADMIN,
+                    kafka_password_file=password_file(base, ADMIN))  # fmt: skip
+    failures: list[str] = []
+    try:
+        mesh = CaseMesh.create(admin, work)
+        from control.security.principals import ensure_principal
+
+        principal = detector_principal(mesh.names, "echo")
+        secret = ensure_principal(admin, principal, detector_grants(mesh.names, "echo",
+                                                                   ["transactions"]))  # fmt: skip
+        echo = replace(admin, kafka_username=principal, kafka_password_file=secret)
+        login = {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret)}
+        status = work / "echo-a.status.json"
+        with CaseRun(mesh, Load.of(short), poison_every=1000) as run:
+            run.instance("a", ["--status-file", str(status)], env=login)
+            run.start_load()
+            run.sleep_until(0.5)
+            mid_run = run.output_so_far() and run.driver.running
+            failures += _refusals(info.bootstrap, echo, mesh, run.notes)
+            mid_run &= run.finish()
+            headers = [h for _, h in run.dead_letters.letters]
+            texts = {"the detector's log": run.instances["a"].log_text(),
+                     "its status file": status.read_text() if status.exists() else "",
+                     "the broker's log": broker.log_file.read_text(errors="replace"),
+                     "dead-letter headers": json.dumps(headers)}  # fmt: skip
+            failures += _leaks(texts, [secret, password_file(base, ADMIN),
+                                       broker.dir / "controller.password"])  # fmt: skip
+            if not run.dead_letters.letters:
+                failures.append("no dead letter written: their headers were not checked")
+    finally:
+        broker.stop()
+    return run.result("secure_mesh", recover_s=None, mid_run=mid_run, duplicates_allowed=0,
+                      failures=failures)  # fmt: skip
+
+
+_REFUSALS = ("plaintext client", "unknown principal", "wrong password", "another's input",
+             "another's topic", "another's group", "a detector with a wrong password")  # fmt: skip
+
+
+def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) -> list[str]:
+    """Each refusal tried; a line for every one the cluster did not make (and in ``notes``, what
+    the client was told for each it did)."""
+    names = mesh.names
+    wrong = mesh.work / "wrong.password"
+    wrong.write_text("not-the-password\n")
+    transactions, logins = names.records("transactions"), names.records("logins")
+    own_group = names.detector_group("echo")
+    stranger = replace(echo, kafka_username="nobody", kafka_password_file=wrong)
+    mistyped = replace(echo, kafka_password_file=wrong)
+    checks: dict[str, Callable[[], str | None]] = {
+        "plaintext client": lambda: _metadata({"bootstrap.servers": bootstrap}),
+        "unknown principal": lambda: _consume(stranger, transactions, "any"),
+        "wrong password": lambda: _consume(mistyped, transactions, own_group),
+        "another's input": lambda: _consume(echo, logins, own_group),
+        "another's topic": lambda: _produce(echo, names.notifications),
+        "another's group": lambda: _consume(echo, transactions, names.notifier_group),
+        "a detector with a wrong password": lambda: _detector_refused(mesh, echo, wrong),
+    }
+    failures = []
+    for what in _REFUSALS:
+        refusal = checks[what]()
+        if refusal is None:
+            failures.append(f"{what}: not refused")
+        else:
+            notes.append(f"{what}: refused ({_short(refusal)})")
+    return failures
+
+
+def _short(error: str) -> str:
+    """The gist of a client's error: its code, or its first words."""
+    for code in ("AUTHORIZATION_FAILED", "_TRANSPORT", "refused the login"):
+        if code in error:
+            start = error.find("code=")
+            return error[start + 5 : error.find(",", start)] if start >= 0 else code.strip("_")
+    return error[:80]
+
+
+def _detector_refused(mesh: CaseMesh, echo: Settings, wrong: Path) -> str | None:
+    """What a detector instance started with a wrong password says: it must exit 2 with one
+    line naming its principal (no traceback, no hang)."""
+    login = {"MESH_KAFKA_USERNAME": echo.kafka_username, "MESH_KAFKA_PASSWORD_FILE": str(wrong)}
+    instance = mesh.instance("refused", env=login)
+    try:
+        code = instance.process.wait(60)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        stop(instance)
+    said = [line for line in instance.log_text().splitlines() if line.startswith("error:")]
+    if code != 2 or "Traceback" in instance.log_text() or len(said) != 1:
+        return None
+    return said[0]
+
+
+def _metadata(config: dict[str, Any]) -> str | None:
+    """The error a client gets asking for metadata, or None if it got it."""
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        AdminClient({**config, "log_level": 0}).list_topics(timeout=REFUSAL_WAIT_S / 2)
+    except Exception as error:  # KafkaException: refused
+        return str(error)
+    return None
+
+
+def _consume(settings: Settings, topic: str, group: str) -> str | None:
+    """The error a consumer gets (a refused login, topic or group), or None if none came."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(consumer_config(settings, group, log_level=0))
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + REFUSAL_WAIT_S
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is not None:
+                return str(message.error())
+        return None
+    except MeshError as error:  # AuthenticationFailed, raised from the error callback
+        return str(error)
+    finally:
+        consumer.close()
+
+
+def _produce(settings: Settings, topic: str) -> str | None:
+    """The error a delivery gets, or None if the broker took the record."""
+    from confluent_kafka import Producer
+
+    outcome: list[Any] = []
+    producer = Producer(producer_config(settings, log_level=0, **{"message.timeout.ms": 10_000}))
+    producer.produce(topic, b"not allowed", on_delivery=lambda error, _m: outcome.append(error))
+    producer.flush(REFUSAL_WAIT_S + 5)
+    return str(outcome[0]) if outcome and outcome[0] is not None else None
+
+
+def _leaks(texts: dict[str, str], secrets: list[Path]) -> list[str]:
+    """A line for every place a password shows up in."""
+    found = []
+    for secret in secrets:
+        password = secret.read_text().strip()
+        for where, text in texts.items():
+            if password and password in text:
+                found.append(f"the password of {secret.stem} is in {where}")
+    return found

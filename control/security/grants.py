@@ -1,0 +1,64 @@
+"""What each service may do on Kafka, derived from the topic names the mesh declares.
+
+A principal gets READ on its inputs, WRITE on its outputs (alerts, dead letters, metrics), READ
+on its own consumer group, and READ/WRITE/CREATE on its own changelog (the runtime creates it at
+first start). Nothing else: a detector may not read another's input, write notifications, or
+join another detector's group. READ and WRITE imply DESCRIBE, which is all the metadata a client
+asks for. Pure data: no broker needed to compute or test it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from shared.topic_names import TopicNames
+
+TOPIC, GROUP = "topic", "group"
+READ, WRITE, CREATE = "read", "write", "create"
+
+
+@dataclass(frozen=True, order=True)
+class Grant:
+    """One ACL: ``operation`` allowed on the topic or group ``name`` (or every name starting
+    with it, when ``prefixed``)."""
+
+    resource: str
+    name: str
+    operation: str
+    prefixed: bool = False
+
+
+def detector_principal(names: TopicNames, detector: str) -> str:
+    return f"{names.prefix}detector-{detector}"
+
+
+def notifier_principal(names: TopicNames) -> str:
+    return f"{names.prefix}notifier"
+
+
+def detector_grants(names: TopicNames, detector: str, inputs: Iterable[str]) -> list[Grant]:
+    """A detector reading ``records.<type>`` for each of ``inputs`` (its record types)."""
+    changelog = names.changelog(detector)
+    return sorted({
+        *(Grant(TOPIC, names.records(record_type), READ) for record_type in inputs),
+        *_writes(names.alerts, names.detectors_dlq, names.metrics),
+        Grant(TOPIC, changelog, READ), Grant(TOPIC, changelog, WRITE),
+        Grant(TOPIC, changelog, CREATE),
+        Grant(GROUP, names.detector_group(detector), READ),
+    })  # fmt: skip
+
+
+def notifier_grants(names: TopicNames) -> list[Grant]:
+    changelog = names.notifier_changelog
+    return sorted({
+        Grant(TOPIC, names.alerts, READ),
+        *_writes(names.notifications, names.notifications_dlq, names.metrics),
+        Grant(TOPIC, changelog, READ), Grant(TOPIC, changelog, WRITE),
+        Grant(TOPIC, changelog, CREATE),
+        Grant(GROUP, names.notifier_group, READ),
+    })  # fmt: skip
+
+
+def _writes(*topics: str) -> list[Grant]:
+    return [Grant(TOPIC, topic, WRITE) for topic in topics]

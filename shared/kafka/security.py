@@ -1,0 +1,132 @@
+"""How a client logs in to a secure cluster: SASL/SCRAM with a principal's password read from a
+file, and an authentication failure turned into one clear error instead of endless retries.
+
+librdkafka reports a refused login only to the ``error_cb`` and then retries for ever, so a
+service with a wrong password would hang, looking healthy. ``raise_on_auth_failure`` is installed
+as the error callback of every client in a secure mesh: confluent-kafka re-raises what a callback
+raises from the next ``poll()``/``consume()``/``flush()``, so the service stops with
+:class:`AuthenticationFailed`, a one-line MeshError naming the principal (never the password).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from shared.errors import ConfigError, MeshError
+from shared.settings import Settings
+
+MECHANISM = "SCRAM-SHA-512"
+PROTOCOL = "SASL_PLAINTEXT"
+#: The local secure broker's super user, whose password ``mesh`` keeps under MESH_HOME.
+ADMIN = "admin"
+
+
+class AuthenticationFailed(MeshError):
+    """The cluster refused this client's login (unknown principal or wrong password)."""
+
+
+class Credentials(NamedTuple):
+    username: str
+    password: str
+
+
+def secrets_dir(settings: Settings) -> Path:
+    """Where ``mesh`` keeps the local secure mesh's passwords, one file per principal (0600)."""
+    return settings.home / "secrets"
+
+
+def password_file(settings: Settings, principal: str) -> Path:
+    return secrets_dir(settings) / f"{principal}.password"
+
+
+def credentials(settings: Settings) -> Credentials | None:
+    """Who this process logs in as: MESH_KAFKA_USERNAME with MESH_KAFKA_PASSWORD_FILE; else the
+    local secure broker's admin (MESH_BROKER_SECURE, or a secure broker in this MESH_HOME used
+    through it, not through MESH_BOOTSTRAP_SERVERS); else nobody (a plaintext cluster)."""
+    if settings.kafka_username:
+        if settings.kafka_password_file is None:
+            raise ConfigError(f"MESH_KAFKA_USERNAME={settings.kafka_username!r} needs "
+                              "MESH_KAFKA_PASSWORD_FILE, the file with its password")  # fmt: skip
+        return Credentials(settings.kafka_username,
+                           _read_password(settings.kafka_password_file,
+                                          "MESH_KAFKA_PASSWORD_FILE"))  # fmt: skip
+    if settings.broker_secure or (not settings.bootstrap_servers and _local_secure(settings)):
+        where = password_file(settings, ADMIN)
+        return Credentials(ADMIN, _read_password(where, "the secure broker's admin password"))
+    return None
+
+
+def client_security(settings: Settings) -> dict[str, Any]:
+    """The librdkafka settings that log a client in (nothing for a plaintext cluster)."""
+    login = credentials(settings)
+    return {} if login is None else login_config(login)
+
+
+def login_config(login: Credentials) -> dict[str, Any]:
+    """The librdkafka settings that log ``login`` in."""
+    return {
+        "security.protocol": PROTOCOL,
+        "sasl.mechanism": MECHANISM,
+        "sasl.username": login.username,
+        "sasl.password": login.password,
+        "error_cb": raise_on_auth_failure(login.username),
+    }
+
+
+def raise_on_auth_failure(username: str) -> Any:
+    """An ``error_cb`` that raises AuthenticationFailed on a refused login and ignores the rest
+    (librdkafka's transient errors are retried and logged by librdkafka itself)."""
+    from confluent_kafka import KafkaError
+
+    def on_error(error: Any) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            raise AuthenticationFailed(
+                f"Kafka refused the login of principal {username!r} (SASL {MECHANISM}): check "
+                "its password file, or ask for the principal to be created (mesh up --secure)"
+            )
+
+    return on_error
+
+
+def ensure_password(path: Path) -> str:
+    """The password in ``path``, or a new random one written there first (mode 0600, in a 0700
+    folder): how ``mesh`` makes the passwords of the local secure mesh's principals."""
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    value = secrets.token_urlsafe(24)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(value + "\n")
+    return value
+
+
+def _local_secure(settings: Settings) -> bool:
+    """The local broker of this MESH_HOME was made secure (it stays so: docs/security.md)."""
+    return password_file(settings, ADMIN).exists()
+
+
+def unanswered(client: Any, bootstrap: str, error: Any) -> MeshError:
+    """The one-line error for a client call that failed with ``error`` (a KafkaException): the
+    refused login if that is why (an admin client's error callback runs only when polled, so it
+    is polled here), else the cluster not answering."""
+    try:
+        client.poll(0)
+    except AuthenticationFailed as refused:
+        return refused
+    reason = error.args[0].str() if error.args and hasattr(error.args[0], "str") else str(error)
+    return ConfigError(f"Kafka at {bootstrap} did not answer within 10 s ({reason}): is the "
+                       "broker up?")  # fmt: skip
+
+
+def _read_password(path: Path, what: str) -> str:
+    try:
+        password = path.read_text().strip()
+    except OSError as error:
+        raise ConfigError(f"cannot read {what} at {path}: {error.strerror}") from None
+    if not password:
+        raise ConfigError(f"{what} at {path} is empty")
+    return password

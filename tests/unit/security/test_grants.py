@@ -1,0 +1,51 @@
+"""Least privilege, computed: each principal's grants name its inputs, its outputs, its group and
+its changelog, and nothing another service owns."""
+
+from __future__ import annotations
+
+from control.security.grants import (
+    CREATE,
+    GROUP,
+    READ,
+    TOPIC,
+    WRITE,
+    Grant,
+    detector_grants,
+    detector_principal,
+    notifier_grants,
+)
+from shared.topic_names import TopicNames
+
+NAMES = TopicNames("p.")
+
+
+def test_a_detector_reads_its_inputs_writes_its_outputs_and_owns_its_group_and_changelog() -> None:
+    grants = detector_grants(NAMES, "velocity", ["transactions", "logins"])
+    assert set(grants) == {
+        Grant(TOPIC, "p.records.transactions", READ),
+        Grant(TOPIC, "p.records.logins", READ),
+        Grant(TOPIC, "p.alerts", WRITE),
+        Grant(TOPIC, "p.detectors.dlq", WRITE),
+        Grant(TOPIC, "p.metrics", WRITE),
+        Grant(TOPIC, "p.detector.velocity.changelog", READ),
+        Grant(TOPIC, "p.detector.velocity.changelog", WRITE),
+        Grant(TOPIC, "p.detector.velocity.changelog", CREATE),
+        Grant(GROUP, "p.detector.velocity", READ),
+    }
+    assert detector_principal(NAMES, "velocity") == "p.detector-velocity"
+
+
+def test_nothing_is_granted_by_prefix_and_detectors_share_no_input_they_did_not_declare() -> None:
+    echo = set(detector_grants(NAMES, "echo", ["transactions"]))
+    geo = set(detector_grants(NAMES, "geo", ["logins"]))
+    assert not any(g.prefixed for g in echo | geo)
+    shared = {g for g in echo & geo}
+    assert shared == {Grant(TOPIC, t, WRITE) for t in ("p.alerts", "p.detectors.dlq", "p.metrics")}
+
+
+def test_the_notifier_reads_alerts_and_writes_only_notifications_and_its_own_topics() -> None:
+    grants = set(notifier_grants(NAMES))
+    assert {g.name for g in grants if g.operation == READ} == {
+        "p.alerts", "p.notifier.changelog", "p.notifier"}  # fmt: skip
+    assert {g.name for g in grants if g.operation == WRITE} == {
+        "p.notifications", "p.notifications.dlq", "p.metrics", "p.notifier.changelog"}  # fmt: skip

@@ -1,0 +1,94 @@
+"""Who a client logs in as, and how a wrong setting or a refused login is said in one line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from confluent_kafka import KafkaError
+
+from shared.errors import ConfigError
+from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.security import (
+    ADMIN,
+    AuthenticationFailed,
+    client_security,
+    credentials,
+    password_file,
+    raise_on_auth_failure,
+)
+from shared.settings import Settings
+
+
+def _settings(tmp_path: Path, **values: object) -> Settings:
+    return replace(Settings.from_env({}), home=tmp_path, bootstrap_servers="127.0.0.1:1", **values)
+
+
+def test_a_plaintext_mesh_logs_nobody_in(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    assert credentials(settings) is None and client_security(settings) == {}
+    assert "sasl.username" not in producer_config(settings)
+
+
+def test_a_principal_logs_in_with_the_password_from_its_file(tmp_path: Path) -> None:
+    secret = tmp_path / "echo.password"
+    secret.write_text("s3cret\n")
+    settings = _settings(tmp_path, kafka_username="detector-echo", kafka_password_file=secret)
+    config = consumer_config(settings, "g")
+    assert (config["sasl.username"], config["sasl.password"]) == ("detector-echo", "s3cret")
+    assert config["security.protocol"] == "SASL_PLAINTEXT"
+    assert config["sasl.mechanism"] == "SCRAM-SHA-512"
+
+
+def test_the_local_secure_broker_s_admin_is_the_default_login(tmp_path: Path) -> None:
+    where = password_file(_settings(tmp_path), ADMIN)
+    where.parent.mkdir()
+    where.write_text("adm\n")
+    assert credentials(_settings(tmp_path, broker_secure=True)) == (ADMIN, "adm")
+
+
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        ({"kafka_username": "x"}, "needs MESH_KAFKA_PASSWORD_FILE"),
+        ({"kafka_username": "x", "kafka_password_file": Path("/nonexistent/pw")}, "cannot read"),
+        ({"broker_secure": True}, "admin password"),
+    ],
+)  # fmt: skip
+def test_a_missing_password_is_one_line_naming_what_to_fix(
+    tmp_path: Path, values: dict[str, object], says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says) as error:
+        credentials(_settings(tmp_path, **values))
+    assert "\n" not in str(error.value)
+
+
+def test_an_empty_password_file_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "pw"
+    empty.write_text("\n")
+    with pytest.raises(ConfigError, match="is empty"):
+        credentials(_settings(tmp_path, kafka_username="x", kafka_password_file=empty))
+
+
+def test_only_a_refused_login_stops_the_client_and_the_message_has_no_password() -> None:
+    on_error = raise_on_auth_failure("detector-echo")
+    on_error(KafkaError(KafkaError._TRANSPORT, "broker down"))  # transient: ignored
+    with pytest.raises(AuthenticationFailed, match="detector-echo") as error:
+        on_error(KafkaError(KafkaError._AUTHENTICATION, "invalid credentials"))
+    assert "password file" in str(error.value)
+
+
+def test_a_cluster_that_does_not_answer_is_one_line_naming_it() -> None:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from shared.kafka.security import unanswered
+
+    admin = AdminClient({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    try:
+        admin.list_topics(timeout=0.5)
+    except KafkaException as error:
+        problem = unanswered(admin, "127.0.0.1:1", error)
+    assert isinstance(problem, ConfigError)
+    assert "Kafka at 127.0.0.1:1 did not answer" in str(problem) and "\n" not in str(problem)
