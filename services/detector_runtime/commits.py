@@ -97,6 +97,11 @@ class OffsetCommitter:
         for tp in offsets:
             self._pending.pop(tp, None)
 
+    def forget(self, partitions: list[TopicPartitionKey]) -> None:
+        """Drop pending offsets that no longer mean anything (their topic was re-created)."""
+        for tp in partitions:
+            self._pending.pop(tp, None)
+
     def on_lost(self, partitions: list[Any]) -> None:
         """Lost partitions cannot be committed: their pending batch will be processed again."""
         for p in partitions:

@@ -29,12 +29,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from services.detector_runtime import input_identity
 from services.detector_runtime.changelog import RestoreStats, restore_partition, write_changes
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
 from services.detector_runtime.delivery import DeliveryTracker
 from services.detector_runtime.error_policy import ErrorPolicy
+from services.detector_runtime.input_identity import InputIdentity
 from services.detector_runtime.instrumentation import (
     RuntimeMetrics,
     metrics_topic_exists,
@@ -55,7 +57,7 @@ from shared.dead_letters import (
     dead_letter_headers,
 )
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
-from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.config import admin_config, consumer_config, producer_config
 from shared.lineage import lineage_headers
 from shared.metrics import instance_id
 from shared.settings import Settings
@@ -75,6 +77,7 @@ class Runner:
         self, settings: Settings, config: RuntimeConfig, status: StatusFile | None = None
     ) -> None:
         from confluent_kafka import Consumer, Producer
+        from confluent_kafka.admin import AdminClient
 
         self.settings = settings
         self.config = config
@@ -128,6 +131,10 @@ class Runner:
         self._committer = OffsetCommitter(self._consumer)
         self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
         self._restoring: RestoreStats | None = None
+        self._identity = InputIdentity(
+            AdminClient(admin_config(settings, log_level=2)), self._topic_types
+        )
+        self._paused: set[str] = set()  # inputs missing at the last check
         self.metrics = RuntimeMetrics(
             settings,
             detector.name,
@@ -190,6 +197,8 @@ class Runner:
                     if stop_when is not None and stop_when(self.counters):
                         break
                 self._maybe_log()
+                if self._identity.due():
+                    self._check_inputs()
                 if status is not None and status.due():
                     status.write(self.progress())
             completed = True
@@ -426,6 +435,10 @@ class Runner:
     # rebalances -----------------------------------------------------------------------------
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("assigned %s", _names(partitions))
+        recreated = self._identity.recreated({p.topic for p in partitions})
+        if recreated:
+            input_identity.from_start_on_assign(partitions, recreated)
+            self._on_recreated(recreated)
         if self._start_ms is not None:
             assign_from_time(consumer, partitions, self._start_ms, self._cooperative)
         if self._detector.stateful:
@@ -434,6 +447,23 @@ class Runner:
         self.membership.on_assign(partitions)
         if self._status is not None and partitions:
             # Written right after this consume() returns, once the assignment has taken effect.
+            self._status.expedite()
+
+    def _check_inputs(self) -> None:
+        """Inputs deleted meanwhile are paused; re-created ones start over (input_identity)."""
+        recreated = self._identity.recreated()
+        self._on_recreated(recreated)
+        self._paused = input_identity.pause_missing(
+            self._consumer, self._identity.missing, self._paused
+        )
+
+    def _on_recreated(self, topics: list[str]) -> None:
+        """Inputs deleted and re-created: read from their start, and say so (input_identity)."""
+        if not topics:
+            return
+        self._committer.forget(input_identity.seek_to_start(self._consumer, topics))
+        if self._status is not None:
+            self._status.last_error = input_identity.report(topics)
             self._status.expedite()
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
