@@ -97,9 +97,9 @@ class OffsetCommitter:
         for tp in offsets:
             self._pending.pop(tp, None)
 
-    def forget(self, partitions: list[TopicPartitionKey]) -> None:
+    def forget_topics(self, topics: list[str]) -> None:
         """Drop pending offsets that no longer mean anything (their topic was re-created)."""
-        for tp in partitions:
+        for tp in [tp for tp in self._pending if tp[0] in topics]:
             self._pending.pop(tp, None)
 
     def on_lost(self, partitions: list[Any]) -> None:

@@ -97,16 +97,14 @@ def from_start_on_assign(partitions: list[Any], recreated: Iterable[str]) -> Non
             partition.offset = OFFSET_BEGINNING
 
 
-def seek_to_start(consumer: Any, recreated: Iterable[str]) -> list[tuple[str, int]]:
-    """From the loop: move this instance's partitions of re-created topics to their beginning;
-    returns them (their pending commits, numbers in the old topic, must be dropped)."""
+def seek_to_start(consumer: Any, recreated: Iterable[str]) -> None:
+    """From the loop: move this instance's partitions of re-created topics to their beginning."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     topics = set(recreated)
-    moved = [(p.topic, p.partition) for p in consumer.assignment() if p.topic in topics]
-    for topic, number in moved:
-        consumer.seek(TopicPartition(topic, number, OFFSET_BEGINNING))
-    return moved
+    for partition in consumer.assignment():
+        if partition.topic in topics:
+            consumer.seek(TopicPartition(partition.topic, partition.partition, OFFSET_BEGINNING))
 
 
 def pause_missing(consumer: Any, missing: set[str], paused: set[str]) -> set[str]:
@@ -133,3 +131,41 @@ def report(topics: Iterable[str]) -> str:
     names = ", ".join(sorted(topics))
     return (f"input topic(s) {names} {REPORT}: read from the start of the new topic (records of "
             "the old one not yet processed are gone with it)")  # fmt: skip
+
+
+class InputWatch:
+    """What the runner calls: ``on_assign`` from its assign callback, ``check`` from its loop
+    when ``due``. Acts on the runner's consumer, its pending commits and its status file."""
+
+    def __init__(
+        self, identity: InputIdentity, consumer: Any, committer: Any, status: Any | None
+    ) -> None:
+        self.identity, self._consumer, self._committer = identity, consumer, committer
+        self._status = status
+        self._paused: set[str] = set()
+
+    def due(self) -> bool:
+        return self.identity.due()
+
+    def on_assign(self, partitions: list[Any]) -> None:
+        """The new partitions of re-created inputs start at the beginning (not ours yet: no
+        seek, their offsets in the callback's list are what is assigned)."""
+        recreated = self.identity.recreated({p.topic for p in partitions})
+        if recreated:
+            from_start_on_assign(partitions, recreated)
+            self._recreated(recreated)
+
+    def check(self) -> None:
+        """Inputs missing now are paused; re-created ones start over."""
+        recreated = self.identity.recreated()
+        if recreated:
+            seek_to_start(self._consumer, recreated)
+            self._recreated(recreated)
+        self._paused = pause_missing(self._consumer, self.identity.missing, self._paused)
+
+    def _recreated(self, topics: list[str]) -> None:
+        """Pending commits of re-created inputs are offsets in the old topics: dropped. And the
+        operator hears of it."""
+        self._committer.forget_topics(topics)
+        if self._status is not None:
+            self._status.incident(report(topics))

@@ -29,14 +29,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from services.detector_runtime import input_identity
 from services.detector_runtime.changelog import RestoreStats, restore_partition, write_changes
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
 from services.detector_runtime.delivery import DeliveryTracker
 from services.detector_runtime.error_policy import ErrorPolicy
-from services.detector_runtime.input_identity import InputIdentity
+from services.detector_runtime.input_identity import InputIdentity, InputWatch
 from services.detector_runtime.instrumentation import (
     RuntimeMetrics,
     metrics_topic_exists,
@@ -131,10 +130,10 @@ class Runner:
         self._committer = OffsetCommitter(self._consumer)
         self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
         self._restoring: RestoreStats | None = None
-        self._identity = InputIdentity(
-            AdminClient(admin_config(settings, log_level=2)), self._topic_types
-        )
-        self._paused: set[str] = set()  # inputs missing at the last check
+        self._inputs = InputWatch(
+            InputIdentity(AdminClient(admin_config(settings, log_level=2)), self._topic_types),
+            self._consumer, self._committer, status,
+        )  # fmt: skip
         self.metrics = RuntimeMetrics(
             settings,
             detector.name,
@@ -197,8 +196,8 @@ class Runner:
                     if stop_when is not None and stop_when(self.counters):
                         break
                 self._maybe_log()
-                if self._identity.due():
-                    self._check_inputs()
+                if self._inputs.due():
+                    self._inputs.check()
                 if status is not None and status.due():
                     status.write(self.progress())
             completed = True
@@ -435,10 +434,7 @@ class Runner:
     # rebalances -----------------------------------------------------------------------------
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("assigned %s", _names(partitions))
-        recreated = self._identity.recreated({p.topic for p in partitions})
-        if recreated:
-            input_identity.from_start_on_assign(partitions, recreated)
-            self._on_recreated(recreated)
+        self._inputs.on_assign(partitions)  # a re-created input starts over
         if self._start_ms is not None:
             assign_from_time(consumer, partitions, self._start_ms, self._cooperative)
         if self._detector.stateful:
@@ -447,23 +443,6 @@ class Runner:
         self.membership.on_assign(partitions)
         if self._status is not None and partitions:
             # Written right after this consume() returns, once the assignment has taken effect.
-            self._status.expedite()
-
-    def _check_inputs(self) -> None:
-        """Inputs deleted meanwhile are paused; re-created ones start over (input_identity)."""
-        recreated = self._identity.recreated()
-        self._on_recreated(recreated)
-        self._paused = input_identity.pause_missing(
-            self._consumer, self._identity.missing, self._paused
-        )
-
-    def _on_recreated(self, topics: list[str]) -> None:
-        """Inputs deleted and re-created: read from their start, and say so (input_identity)."""
-        if not topics:
-            return
-        self._committer.forget(input_identity.seek_to_start(self._consumer, topics))
-        if self._status is not None:
-            self._status.last_error = input_identity.report(topics)
             self._status.expedite()
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:

@@ -152,6 +152,12 @@ class StatusFile:
         else:
             self.fail(describe(error), progress)
 
+    def incident(self, message: str) -> None:
+        """Something the operator must hear of while the instance goes on (an input topic
+        re-created): ``last_error``, written at the next loop turn."""
+        self.last_error = message
+        self.expedite()
+
     def fail(self, message: str, progress: Progress | None = None) -> None:
         self.last_error = message
         self.write(progress, FAILED)

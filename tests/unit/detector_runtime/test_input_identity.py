@@ -13,6 +13,7 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException
 from services.detector_runtime.input_identity import (
     REPORT,
     InputIdentity,
+    InputWatch,
     from_start_on_assign,
     pause_missing,
     report,
@@ -88,3 +89,22 @@ def test_a_re_created_topic_s_partitions_start_at_the_beginning_when_assigned() 
     from_start_on_assign(partitions, ["in.a"])
     assert [p.offset for p in partitions] == [OFFSET_BEGINNING, -1001]
     assert REPORT in report(["in.a"])
+
+
+def test_the_watch_moves_a_re_created_input_to_its_start_drops_its_commits_and_says_so() -> None:
+    from services.detector_runtime.commits import OffsetCommitter
+
+    cluster = Cluster({"in.a": "id1", "in.b": "id2"})
+    consumer = Consumer([("in.a", 0), ("in.b", 0)])
+    consumer.seeks = []  # type: ignore[attr-defined]
+    consumer.seek = lambda tp: consumer.seeks.append((tp.topic, tp.partition, tp.offset))  # type: ignore[attr-defined]
+    committer = OffsetCommitter(consumer)
+    committer._pending = {("in.a", 0): 3000, ("in.b", 0): 7}
+    status = SimpleNamespace(said=[])
+    status.incident = status.said.append
+    watch = InputWatch(InputIdentity(cluster, ["in.a", "in.b"]), consumer, committer, status)
+    cluster.ids["in.a"] = "id5"
+    watch.check()
+    assert consumer.seeks == [("in.a", 0, OFFSET_BEGINNING)]  # type: ignore[attr-defined]
+    assert committer.pending == {("in.b", 0): 7}
+    assert len(status.said) == 1 and REPORT in status.said[0]
