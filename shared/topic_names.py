@@ -103,6 +103,16 @@ class TopicNames:
         """A stateful detector's state changes; the runtime creates it (partitions = inputs')."""
         return f"{self.prefix}detector.{detector}.changelog"
 
+    @property
+    def ingest_group_prefix(self) -> str:
+        """How the consumer groups of ingest's Spark sources start (Spark adds a random part)."""
+        return f"{self.prefix}ingest"
+
+    @property
+    def aggregator_group_prefix(self) -> str:
+        """How the consumer groups of the metrics aggregator's Spark sources start."""
+        return f"{self.prefix}metrics-aggregator"
+
     def detector_group(self, detector: str) -> str:
         """The consumer group of every instance of one detector."""
         return f"{self.prefix}detector.{detector}"

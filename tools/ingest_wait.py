@@ -23,6 +23,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
 from shared.kafka.inspect import topic_views
+from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.service_files import notifier_status_file
 from shared.settings import Settings
@@ -50,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
             return _wait_until_ready(settings, bootstrap, topics, args.timeout)
         mark = mark_path(settings)
         if args.mark:
-            written = {v.name: v.written for v in topic_views(bootstrap, topics.all)}
+            written = {
+                v.name: v.written
+                for v in topic_views(bootstrap, topics.all, login=client_security(settings))
+            }
             write_json_atomic(mark, {**written, NOTIFIED: notified(settings)})
             return 0
         if args.records is None:
@@ -59,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + args.timeout
         routed = 0
         while time.monotonic() < deadline:
-            views = topic_views(bootstrap, topics.all)
+            views = topic_views(bootstrap, topics.all, login=client_security(settings))
             new = {v.name: v.written - since.get(v.name, 0) for v in views}
             new[NOTIFIED] = notified(settings) - since.get(NOTIFIED, 0)
             routed = sum(new.get(t, 0) for t in topics.outputs)
@@ -133,7 +137,9 @@ def _wait_until_ready(settings: Settings, bootstrap: str, topics: _Topics, timeo
     from tools.loadgen.stream import generate
 
     started = time.monotonic()
-    before = sum(v.written for v in topic_views(bootstrap, topics.valid))
+    before = sum(
+        v.written for v in topic_views(bootstrap, topics.valid, login=client_security(settings))
+    )
     stream = StreamConfig(start_time_ms=int(time.time() * 1000), count=1, seed=int(time.time()),
                           invalid_share=0.0, fraud_share=0.0)  # fmt: skip
     producer = Producer(producer_config(settings))
@@ -141,7 +147,13 @@ def _wait_until_ready(settings: Settings, bootstrap: str, topics: _Topics, timeo
         producer.produce(TopicNames.of(settings).raw(record.topic_suffix), record.value, record.key)
     producer.flush(30)
     while time.monotonic() - started < timeout:
-        if sum(v.written for v in topic_views(bootstrap, topics.valid)) > before:
+        if (
+            sum(
+                v.written
+                for v in topic_views(bootstrap, topics.valid, login=client_security(settings))
+            )
+            > before
+        ):
             print(f"ingest routes: a probe record went through {time.monotonic() - started:.0f} s "
                   "after it was sent (the Spark job's start and first batch)")  # fmt: skip
             return 0
@@ -159,7 +171,10 @@ def _wait_for_counts(bootstrap: str, settings: Settings, deadline: float) -> int
     """The window counts follow the routing by a batch or two: wait for the first of them."""
     windows = [TopicNames.of(settings).windows]
     while time.monotonic() < deadline:
-        if sum(v.records for v in topic_views(bootstrap, windows)) > 0:
+        if (
+            sum(v.records for v in topic_views(bootstrap, windows, login=client_security(settings)))
+            > 0
+        ):
             print(f"ingest window counts are in {windows[0]}")
             return 0
         time.sleep(1)

@@ -10,6 +10,7 @@ they name too). ``mesh status`` lives in
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
@@ -22,7 +23,13 @@ from shared.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    subparsers.add_parser("up", help="start the local mesh (idempotent)").set_defaults(handler=up)
+    up_parser = subparsers.add_parser("up", help="start the local mesh (idempotent)")
+    up_parser.add_argument(
+        "--secure", action="store_true",
+        help="a secure broker (SASL/SCRAM, ACLs) and every service as its own principal; "
+        "needs a fresh MESH_HOME, and a broker made secure stays so (docs/security.md)",
+    )  # fmt: skip
+    up_parser.set_defaults(handler=up)
     subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
     subparsers.add_parser("describe", help="the topology: topics and consumer groups").set_defaults(
         handler=describe
@@ -30,14 +37,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def up(args: argparse.Namespace, settings: Settings) -> int:
+    if getattr(args, "secure", False):
+        settings = replace(settings, broker_secure=True)
     ensure_broker(settings)
     code = apply_declared(settings)
     from control.deploy import lifecycle
     from control.launch.ingest import start_ingest
+    from control.security.logins import local_secure, service_login
 
+    if local_secure(settings):
+        print("secure: every service logs in as its own principal (passwords in "
+              f"{settings.home / 'secrets'}, mode 0600)")  # fmt: skip
     _start_influx(settings)
     _start_trace_backend(settings)
-    info, started = start_ingest(settings)
+    info, started = start_ingest(settings, service_login(settings, "ingest"))
     state = "started" if started else "already running:"
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
     _start_aggregator(settings)
@@ -82,8 +95,9 @@ def _start_trace_backend(settings: Settings) -> None:
 
 def _start_aggregator(settings: Settings) -> None:
     from control.launch.aggregator import aggregator_process, start_aggregator
+    from control.security.logins import service_login
 
-    info, started = start_aggregator(settings)
+    info, started = start_aggregator(settings, service_login(settings, "aggregator"))
     state = "started" if started else "already running:"
     log = aggregator_process(settings).log_file
     print(f"{state} metrics aggregator pid {info.pid} (log: {log})")
@@ -114,7 +128,9 @@ def _start_notifier(settings: Settings) -> None:
             state = "started" if started else "already running:"
             print(f"{state} webhook receiver pid {info.pid} on {address} (the shipped rules' "
                   f"webhook; deliveries in {received_file(settings)})")  # fmt: skip
-    info, started = start_notifier(settings)
+    from control.security.logins import service_login
+
+    info, started = start_notifier(settings, service_login(settings, "notifier"))
     state = "started" if started else "already running:"
     print(f"{state} notifier pid {info.pid} (log: {notifier_process(settings).log_file})")
 

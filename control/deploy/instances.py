@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from control.deploy.releases import Release
+from control.security.logins import detector_login
 from control.supervised_service import start_supervised, supervisor_file
+from shared.detector.manifest import load_manifest
 from shared.endpoints import resolve_bootstrap, resolve_otlp_endpoint
 from shared.json_files import read_json
 from shared.local_process import LocalProcess, ProcessInfo
@@ -81,6 +83,7 @@ class Instance:
 
     def __init__(self, settings: Settings, name: str, seq: int, index: int) -> None:
         self.settings = settings
+        self.detector = name
         self.seq, self.index = seq, index
         self.process = LocalProcess(replica_name(name, seq, index), settings.home)
         #: the replica's name, as `mesh status`, logs and the health check show it
@@ -97,8 +100,10 @@ class Instance:
             # The replica's name; metrics add host, pid and start time (a restart is a new id).
             "--instance-id", self.process.name,
         ]  # fmt: skip
+        inputs = load_manifest(Path(release.path)).inputs
         env = {**os.environ, **replica_environment(self.settings, self.settings.home,
-                                                     self.report_file)}  # fmt: skip
+                                                     self.report_file),
+               **detector_login(self.settings, self.detector, inputs)}  # fmt: skip
         return start_supervised(self.process, command, env, child_status=self.report_file)
 
     def stop(self) -> ProcessInfo | None:

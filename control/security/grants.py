@@ -3,7 +3,9 @@
 A principal gets READ on its inputs, WRITE on its outputs (alerts, dead letters, metrics), READ
 on its own consumer group, and READ/WRITE/CREATE on its own changelog (the runtime creates it at
 first start). Nothing else: a detector may not read another's input, write notifications, or
-join another detector's group. READ and WRITE imply DESCRIBE, which is all the metadata a client
+join another detector's group. Prefixes only where a family of names belongs to one service
+(ingest reads every ``raw.*`` and writes every ``records.*``; Spark names its consumer groups
+with a random suffix). READ and WRITE imply DESCRIBE, which is all the metadata a client
 asks for. Pure data: no broker needed to compute or test it.
 """
 
@@ -35,6 +37,37 @@ def detector_principal(names: TopicNames, detector: str) -> str:
 
 def notifier_principal(names: TopicNames) -> str:
     return f"{names.prefix}notifier"
+
+
+def ingest_principal(names: TopicNames) -> str:
+    return f"{names.prefix}ingest"
+
+
+def aggregator_principal(names: TopicNames) -> str:
+    return f"{names.prefix}metrics-aggregator"
+
+
+def ingest_grants(names: TopicNames) -> list[Grant]:
+    """Ingest reads every raw topic (it subscribes by pattern, so by prefix) and owns the
+    records family (``records.<type>`` and ``records.invalid``, by prefix: a new record type
+    needs no new grant); it writes the window counts and its metrics. Its Spark sources' groups
+    start with its group prefix (Spark adds a random part)."""
+    return sorted({
+        Grant(TOPIC, f"{names.prefix}raw.", READ, prefixed=True),
+        Grant(TOPIC, f"{names.prefix}records.", WRITE, prefixed=True),
+        *_writes(names.windows, names.metrics),
+        Grant(GROUP, names.ingest_group_prefix, READ, prefixed=True),
+    })  # fmt: skip
+
+
+def aggregator_grants(names: TopicNames) -> list[Grant]:
+    """The metrics aggregator reads the metric snapshots and the window counts and writes the
+    snapshots it cannot decode to ``metrics.dlq`` (and its own metrics)."""
+    return sorted({
+        Grant(TOPIC, names.metrics, READ), Grant(TOPIC, names.windows, READ),
+        *_writes(names.metrics_dlq, names.metrics),
+        Grant(GROUP, names.aggregator_group_prefix, READ, prefixed=True),
+    })  # fmt: skip
 
 
 def detector_grants(names: TopicNames, detector: str, inputs: Iterable[str]) -> list[Grant]:

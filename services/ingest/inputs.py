@@ -9,7 +9,7 @@ restarted in place (SPARK-55271) reuses it too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -17,7 +17,9 @@ from services.ingest.config import IngestConfig
 from services.ingest.validation import CheckedType, checked_types, classify
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.security import spark_kafka_options
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 
 @dataclass(frozen=True)
@@ -26,11 +28,17 @@ class IngestInputs:
     catalogue: Catalogue
     #: record type -> its schema's checked fields
     types: dict[str, CheckedType]
+    #: the login of every Kafka source and sink (none on a plaintext cluster)
+    kafka_options: dict[str, str] = field(default_factory=dict)
+    #: the consumer groups of the raw sources start with it (a secure mesh grants it by prefix)
+    group_prefix: str = "ingest"
 
     @classmethod
     def load(cls, settings: Settings) -> IngestInputs:
         catalogue = Catalogue.load(settings.schemas_dir)
-        return cls(resolve_bootstrap(settings), catalogue, checked_types(catalogue))
+        return cls(resolve_bootstrap(settings), catalogue, checked_types(catalogue),
+                   spark_kafka_options(settings),
+                   TopicNames.of(settings).ingest_group_prefix)  # fmt: skip
 
     def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
         """Every raw topic, by pattern, with headers (for trace context).
@@ -45,6 +53,8 @@ class IngestInputs:
             .option("includeHeaders", "true")
             .option("failOnDataLoss", "false")
             .option("kafka.metadata.max.age.ms", "5000")  # a new raw.<type> topic within seconds
+            .option("groupIdPrefix", self.group_prefix)
+            .options(**self.kafka_options)
         )
         if not real_time:
             reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))

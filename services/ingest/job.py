@@ -46,6 +46,8 @@ from services.ingest.windows import classify_window, count_windows, window_recor
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import write_json_atomic
+from shared.kafka.config import admin_config
+from shared.kafka.security import unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file
 from shared.settings import Settings
@@ -63,9 +65,9 @@ SINK_OPTIONS = {
 }
 
 
-def _kafka_sink(frame: DataFrame, bootstrap: str, checkpoint: str, name: str):  # type: ignore[no-untyped-def]
-    writer = frame.writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-    for key, value in SINK_OPTIONS.items():
+def _kafka_sink(frame: DataFrame, inputs: IngestInputs, checkpoint: str, name: str):  # type: ignore[no-untyped-def]
+    writer = frame.writeStream.format("kafka").option("kafka.bootstrap.servers", inputs.bootstrap)
+    for key, value in {**SINK_OPTIONS, **inputs.kafka_options}.items():
         writer = writer.option(key, value)
     return writer.option("checkpointLocation", checkpoint).queryName(name)
 
@@ -100,7 +102,7 @@ def start_routing(
         config.trace_sample_ratio,
     )
     checkpoint = str(config.checkpoints(settings) / "routing")
-    writer = _kafka_sink(routed, inputs.bootstrap, checkpoint, "ingest-routing")
+    writer = _kafka_sink(routed, inputs, checkpoint, "ingest-routing")
     if real_time:
         return _real_time(writer, spark, config.checkpoint_interval).start()
     return writer.trigger(processingTime=config.trigger).start()
@@ -119,7 +121,7 @@ def start_counting(
         count_windows(placed, config.watermark_delay), inputs.catalogue, config.windows_topic
     )
     checkpoint = str(config.checkpoints(settings) / "counts")
-    sink = _kafka_sink(windows, inputs.bootstrap, checkpoint, "ingest-counts")
+    sink = _kafka_sink(windows, inputs, checkpoint, "ingest-counts")
     return sink.trigger(processingTime=config.trigger).outputMode("update").start()
 
 
@@ -133,14 +135,11 @@ def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    bootstrap = resolve_bootstrap(settings)
+    admin = AdminClient(admin_config(settings, log_level=2))  # errors: below
     try:
-        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})  # errors: below
         topics = admin.list_topics(timeout=10).topics
-    except KafkaException as exc:
-        raise MeshError(
-            f"Kafka at {bootstrap} did not answer ({exc.args[0].str()}): start it with `mesh up`"
-        ) from None
+    except KafkaException as exc:  # a refused login, or no broker: one line
+        raise unanswered(admin, resolve_bootstrap(settings), exc) from None
     return raw_partitions({n: len(t.partitions) for n, t in topics.items()}, config.raw_pattern)
 
 

@@ -33,7 +33,13 @@ def dead_letter_rows(invalid: DataFrame, topic: str, instance_id: str) -> DataFr
     )
 
 
-def write_dead_letters(invalid: DataFrame, bootstrap: str, topic: str, instance_id: str) -> int:
+def write_dead_letters(
+    invalid: DataFrame,
+    bootstrap: str,
+    topic: str,
+    instance_id: str,
+    kafka_options: dict[str, str] | None = None,
+) -> int:
     """Produce the rows of ``invalid`` (a static frame) to ``topic``; returns how many.
 
     The write returns once the broker acknowledged every message, so a batch is committed only
@@ -45,7 +51,7 @@ def write_dead_letters(invalid: DataFrame, bootstrap: str, topic: str, instance_
         if count:
             writer = dead_letter_rows(invalid, topic, instance_id).write.format("kafka")
             writer = writer.option("kafka.bootstrap.servers", bootstrap)
-            for key, value in PRODUCER_OPTIONS.items():
+            for key, value in {**PRODUCER_OPTIONS, **(kafka_options or {})}.items():
                 writer = writer.option(key, value)
             writer.save()
         return count

@@ -44,14 +44,25 @@ from services.metrics_aggregator.service import (
 )
 from services.metrics_aggregator.stateful import SeriesUpdater
 from shared.avro.catalogue import Catalogue
+from shared.kafka.security import client_security, spark_kafka_options
+from shared.topic_names import TopicNames
 
 
 def kafka_source(
-    spark: SparkSession, bootstrap: str, topic: str, config: AggregatorConfig
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    config: AggregatorConfig,
+    kafka_options: dict[str, str] | None = None,
+    group_prefix: str = "metrics-aggregator",
 ) -> DataFrame:
+    """``topic`` from its start; ``kafka_options`` log in to a secure cluster, whose ACLs grant
+    the source's consumer groups by ``group_prefix``."""
     return (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
+        .option("groupIdPrefix", group_prefix)
+        .options(**(kafka_options or {}))
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
@@ -76,7 +87,9 @@ def start_queries(
     checkpoints = config.checkpoints(service.settings)
 
     def source(topic: str) -> DataFrame:
-        return kafka_source(spark, service.bootstrap, topic, config)
+        return kafka_source(spark, service.bootstrap, topic, config,
+                            spark_kafka_options(service.settings),
+                            TopicNames.of(service.settings).aggregator_group_prefix)  # fmt: skip
 
     def metrics() -> DataFrame:
         return classify(
@@ -123,8 +136,9 @@ Offsets = dict[str, dict[str, int]]
 def offsets_to_reach(service: AggregatorService) -> dict[str, Offsets]:
     """Each query's input end offsets now, by query name: where ``--once`` may stop."""
     config = service.config
-    metrics = end_offsets(service.bootstrap, config.metrics_topic)
-    windows = end_offsets(service.bootstrap, config.windows_topic)
+    login = client_security(service.settings)
+    metrics = end_offsets(service.bootstrap, config.metrics_topic, login=login)
+    windows = end_offsets(service.bootstrap, config.windows_topic, login=login)
     return {
         query_name(SERIES): metrics,
         query_name(DEAD_LETTERS): metrics,
@@ -132,10 +146,13 @@ def offsets_to_reach(service: AggregatorService) -> dict[str, Offsets]:
     }
 
 
-def end_offsets(bootstrap: str, topic: str, timeout_s: float = 10.0) -> Offsets:
+def end_offsets(
+    bootstrap: str, topic: str, timeout_s: float = 10.0, login: dict[str, Any] | None = None
+) -> Offsets:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "metrics-aggregator-ends"})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "metrics-aggregator-ends",
+                         **(login or {})})  # fmt: skip
     try:
         found = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         partitions = sorted(found.partitions) if found is not None and not found.error else []

@@ -47,6 +47,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
+from shared.kafka.security import spark_kafka_options
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,11 @@ class AggregatorService:
         frame.persist()
         try:
             dead = write_dead_letters(
-                invalid(frame), self.bootstrap, self.config.dlq_topic, self.instance_id
+                invalid(frame),
+                self.bootstrap,
+                self.config.dlq_topic,
+                self.instance_id,
+                spark_kafka_options(self.settings),
             )
             good = valid(frame)
             received = good.count()
@@ -113,7 +118,8 @@ class AggregatorService:
 
     def on_dead_letter_batch(self, frame: DataFrame, batch_id: int) -> None:
         """Undecodable snapshots (already filtered) -> metrics.dlq."""
-        dead = write_dead_letters(frame, self.bootstrap, self.config.dlq_topic, self.instance_id)
+        dead = write_dead_letters(frame, self.bootstrap, self.config.dlq_topic, self.instance_id,
+                                  spark_kafka_options(self.settings))  # fmt: skip
         self.counters.add(DEAD_LETTERS, dead_letters=dead)
         self.write_status()
 

@@ -76,6 +76,24 @@ def login_config(login: Credentials) -> dict[str, Any]:
     }
 
 
+def spark_kafka_options(settings: Settings) -> dict[str, str]:
+    """The options that log a Spark Kafka source or sink in (client settings prefixed with
+    ``kafka.``); none for a plaintext cluster. The password is in the JAAS line, which Spark
+    redacts where it shows options (its redaction pattern matches "password")."""
+    login = credentials(settings)
+    if login is None:
+        return {}
+    quoted = login.password.replace("\\", "\\\\").replace('"', '\\"')
+    return {
+        "kafka.security.protocol": PROTOCOL,
+        "kafka.sasl.mechanism": MECHANISM,
+        "kafka.sasl.jaas.config": (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{login.username}" password="{quoted}";'
+        ),
+    }
+
+
 def raise_on_auth_failure(username: str) -> Any:
     """An ``error_cb`` that raises AuthenticationFailed on a refused login and ignores the rest
     (librdkafka's transient errors are retried and logged by librdkafka itself)."""

@@ -49,3 +49,23 @@ def test_the_notifier_reads_alerts_and_writes_only_notifications_and_its_own_top
         "p.alerts", "p.notifier.changelog", "p.notifier"}  # fmt: skip
     assert {g.name for g in grants if g.operation == WRITE} == {
         "p.notifications", "p.notifications.dlq", "p.metrics", "p.notifier.changelog"}  # fmt: skip
+
+
+def test_ingest_reads_every_raw_topic_and_owns_the_records_family_by_prefix() -> None:
+    from control.security.grants import ingest_grants
+
+    grants = set(ingest_grants(NAMES))
+    assert Grant(TOPIC, "p.raw.", READ, prefixed=True) in grants
+    assert Grant(TOPIC, "p.records.", WRITE, prefixed=True) in grants
+    assert Grant(GROUP, "p.ingest", READ, prefixed=True) in grants
+    assert {g.name for g in grants if not g.prefixed} == {"p.metrics.windows", "p.metrics"}
+    assert not any(g.operation == READ and g.name.startswith("p.records") for g in grants)
+
+
+def test_the_aggregator_reads_the_metrics_and_writes_only_their_dead_letters_and_its_own() -> None:
+    from control.security.grants import aggregator_grants
+
+    grants = set(aggregator_grants(NAMES))
+    assert {g.name for g in grants if g.operation == READ and g.resource == TOPIC} == {
+        "p.metrics", "p.metrics.windows"}  # fmt: skip
+    assert {g.name for g in grants if g.operation == WRITE} == {"p.metrics.dlq", "p.metrics"}

@@ -92,3 +92,22 @@ def test_a_cluster_that_does_not_answer_is_one_line_naming_it() -> None:
         problem = unanswered(admin, "127.0.0.1:1", error)
     assert isinstance(problem, ConfigError)
     assert "Kafka at 127.0.0.1:1 did not answer" in str(problem) and "\n" not in str(problem)
+
+
+def test_spark_sources_and_sinks_log_in_with_a_jaas_line_and_plaintext_needs_none(
+    tmp_path: Path,
+) -> None:
+    from shared.kafka.security import spark_kafka_options
+
+    assert spark_kafka_options(_settings(tmp_path)) == {}
+    secret = tmp_path / "pw"
+    secret.write_text('a"b\\c\n')
+    options = spark_kafka_options(
+        _settings(tmp_path, kafka_username="ingest", kafka_password_file=secret)
+    )
+    assert options["kafka.security.protocol"] == "SASL_PLAINTEXT"
+    assert options["kafka.sasl.mechanism"] == "SCRAM-SHA-512"
+    assert options["kafka.sasl.jaas.config"] == (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="ingest" password="a\\"b\\\\c";'
+    )
