@@ -15,7 +15,7 @@ from typing import Any
 
 from chaos.smoke import poison_id
 from shared.avro import AvroDeserializer
-from shared.kafka.security import client_security
+from shared.kafka.config import consumer_config
 from shared.settings import Settings
 
 
@@ -71,9 +71,8 @@ class AlertTap:
     def _run(self) -> None:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": self.settings.bootstrap_servers,
-                             "group.id": "chaos-tap", "enable.auto.commit": False,
-                             "log_level": 2, **client_security(self.settings)})  # fmt: skip
+        # Assigned, never subscribed: the group id is only librdkafka's requirement.
+        consumer = Consumer(consumer_config(self.settings, "chaos-tap", log_level=2))
         try:
             partitions = consumer.list_topics(self.topic, timeout=10).topics[self.topic].partitions
             consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions])

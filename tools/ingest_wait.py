@@ -22,7 +22,7 @@ from pathlib import Path
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
-from shared.kafka.inspect import topic_views
+from shared.kafka.inspect import TopicView, topic_views
 from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.service_files import notifier_status_file
@@ -45,16 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     try:
-        bootstrap = resolve_bootstrap(settings)
+        views = _Views(settings)
         topics = _Topics.of(settings)
         if args.ready:
-            return _wait_until_ready(settings, bootstrap, topics, args.timeout)
+            return _wait_until_ready(settings, views, topics, args.timeout)
         mark = mark_path(settings)
         if args.mark:
-            written = {
-                v.name: v.written
-                for v in topic_views(bootstrap, topics.all, login=client_security(settings))
-            }
+            written = {v.name: v.written for v in views(topics.all)}
             write_json_atomic(mark, {**written, NOTIFIED: notified(settings)})
             return 0
         if args.records is None:
@@ -63,15 +60,15 @@ def main(argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + args.timeout
         routed = 0
         while time.monotonic() < deadline:
-            views = topic_views(bootstrap, topics.all, login=client_security(settings))
-            new = {v.name: v.written - since.get(v.name, 0) for v in views}
+            now = views(topics.all)
+            new = {v.name: v.written - since.get(v.name, 0) for v in now}
             new[NOTIFIED] = notified(settings) - since.get(NOTIFIED, 0)
             routed = sum(new.get(t, 0) for t in topics.outputs)
             print(f"\r{topics.progress(new, settings)}", end="", flush=True)
             if routed >= args.records:
                 print()
                 mark.unlink(missing_ok=True)  # used up; a wait that timed out can be run again
-                return _wait_for_counts(bootstrap, settings, deadline)
+                return _wait_for_counts(views, settings, deadline)
             time.sleep(1)
     except MeshError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -122,13 +119,24 @@ class _Topics:
 NOTIFIED = "notifier deliveries"
 
 
+class _Views:
+    """The mesh's topics with their sizes, asked of the cluster with the mesh's login (looked up
+    once: the waits ask every second)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.bootstrap, self.login = resolve_bootstrap(settings), client_security(settings)
+
+    def __call__(self, names: list[str]) -> list[TopicView]:
+        return topic_views(self.bootstrap, names, login=self.login)
+
+
 def notified(settings: Settings) -> int:
     """Deliveries the running notifier made since it started (all channels)."""
     status = read_json(notifier_status_file(settings.home)) or {}
     return sum(status.get("delivered", {}).values())
 
 
-def _wait_until_ready(settings: Settings, bootstrap: str, topics: _Topics, timeout: float) -> int:
+def _wait_until_ready(settings: Settings, views: _Views, topics: _Topics, timeout: float) -> int:
     """Send one valid generated record (no planted fraud) and wait until ingest routes it."""
     from confluent_kafka import Producer
 
@@ -137,9 +145,7 @@ def _wait_until_ready(settings: Settings, bootstrap: str, topics: _Topics, timeo
     from tools.loadgen.stream import generate
 
     started = time.monotonic()
-    before = sum(
-        v.written for v in topic_views(bootstrap, topics.valid, login=client_security(settings))
-    )
+    before = sum(v.written for v in views(topics.valid))
     stream = StreamConfig(start_time_ms=int(time.time() * 1000), count=1, seed=int(time.time()),
                           invalid_share=0.0, fraud_share=0.0)  # fmt: skip
     producer = Producer(producer_config(settings))
@@ -147,13 +153,7 @@ def _wait_until_ready(settings: Settings, bootstrap: str, topics: _Topics, timeo
         producer.produce(TopicNames.of(settings).raw(record.topic_suffix), record.value, record.key)
     producer.flush(30)
     while time.monotonic() - started < timeout:
-        if (
-            sum(
-                v.written
-                for v in topic_views(bootstrap, topics.valid, login=client_security(settings))
-            )
-            > before
-        ):
+        if sum(v.written for v in views(topics.valid)) > before:
             print(f"ingest routes: a probe record went through {time.monotonic() - started:.0f} s "
                   "after it was sent (the Spark job's start and first batch)")  # fmt: skip
             return 0
@@ -167,14 +167,11 @@ def mark_path(settings: Settings) -> Path:
     return settings.home / "ingest" / "wait-mark.json"
 
 
-def _wait_for_counts(bootstrap: str, settings: Settings, deadline: float) -> int:
+def _wait_for_counts(views: _Views, settings: Settings, deadline: float) -> int:
     """The window counts follow the routing by a batch or two: wait for the first of them."""
     windows = [TopicNames.of(settings).windows]
     while time.monotonic() < deadline:
-        if (
-            sum(v.records for v in topic_views(bootstrap, windows, login=client_security(settings)))
-            > 0
-        ):
+        if sum(v.records for v in views(windows)) > 0:
             print(f"ingest window counts are in {windows[0]}")
             return 0
         time.sleep(1)

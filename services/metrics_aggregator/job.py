@@ -44,7 +44,7 @@ from services.metrics_aggregator.service import (
 )
 from services.metrics_aggregator.stateful import SeriesUpdater
 from shared.avro.catalogue import Catalogue
-from shared.kafka.security import client_security, spark_kafka_options
+from shared.kafka.security import client_security
 from shared.topic_names import TopicNames
 
 
@@ -88,7 +88,7 @@ def start_queries(
 
     def source(topic: str) -> DataFrame:
         return kafka_source(spark, service.bootstrap, topic, config,
-                            spark_kafka_options(service.settings),
+                            service.kafka_options,
                             TopicNames.of(service.settings).aggregator_group_prefix)  # fmt: skip
 
     def metrics() -> DataFrame:

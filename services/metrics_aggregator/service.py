@@ -71,6 +71,8 @@ class AggregatorService:
         self.config = config
         self.instance_id = instance_id
         self.bootstrap = bootstrap
+        #: the login of its Kafka sources and sinks (read once, not per batch)
+        self.kafka_options = spark_kafka_options(settings)
         self.counters = Counters()
         self.instances = InstanceTable(config.stale_after_ms)
         self.files = LineProtocolFiles(metrics_dir(settings))
@@ -102,7 +104,7 @@ class AggregatorService:
                 self.bootstrap,
                 self.config.dlq_topic,
                 self.instance_id,
-                spark_kafka_options(self.settings),
+                self.kafka_options,
             )
             good = valid(frame)
             received = good.count()
@@ -119,7 +121,7 @@ class AggregatorService:
     def on_dead_letter_batch(self, frame: DataFrame, batch_id: int) -> None:
         """Undecodable snapshots (already filtered) -> metrics.dlq."""
         dead = write_dead_letters(frame, self.bootstrap, self.config.dlq_topic, self.instance_id,
-                                  spark_kafka_options(self.settings))  # fmt: skip
+                                  self.kafka_options)  # fmt: skip
         self.counters.add(DEAD_LETTERS, dead_letters=dead)
         self.write_status()
 
