@@ -8,7 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from chaos import broker_faults, detector_errors, detector_faults, graceful, security, topic_faults
+from chaos import (
+    broker_faults,
+    detector_errors,
+    detector_faults,
+    graceful,
+    ingest_faults,
+    retention,
+    security,
+    topic_faults,
+)
 from chaos.report import CaseResult
 from shared.settings import Settings
 
@@ -19,6 +28,9 @@ CASES: dict[str, Case] = {
     "detector_kill_cycles": detector_faults.detector_kill_cycles,  # 2
     "graceful_rebalance": graceful.graceful_rebalance,  # 3
     "broker_kill": broker_faults.broker_kill,  # 4
+    "ingest_kill_micro_batch": ingest_faults.ingest_kill_micro_batch,  # 5
+    "ingest_kill_real_time": ingest_faults.ingest_kill_real_time,  # 5
+    "retention_loss": retention.retention_loss,  # 6
     "topic_recreated": topic_faults.topic_recreated,  # 7
     "poison_pills": detector_errors.poison_pills,  # 8
     "throwing_detector": detector_errors.throwing_detector,  # 9

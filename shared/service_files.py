@@ -22,6 +22,12 @@ def ingest_mode_file(home: Path) -> Path:
     return home / INGEST / "routing-mode.json"
 
 
+def ingest_status_file(home: Path) -> Path:
+    """Where the ingest job keeps what an operator must hear of: raw records it had to skip
+    (``data_loss``) and, when it refused to start, why (``last_error``)."""
+    return home / INGEST / "status.json"
+
+
 def aggregator_status_file(home: Path) -> Path:
     """Where the running metrics aggregator keeps its figures (snapshots, series, InfluxDB)."""
     return home / METRICS_AGGREGATOR / "status.json"
@@ -41,6 +47,19 @@ def routing_mode_text(saved: Mapping[str, Any] | None) -> str:
     if saved["ingest_mode"] != REAL_TIME:
         text += f": {saved['reason']}"
     return text
+
+
+def data_loss_text(status: Mapping[str, Any] | None) -> str:
+    """``DATA LOSS: 1200 raw records skipped (2 ranges, the last at 14:02:11)``; '' if none."""
+    ranges = (status or {}).get("data_loss") or []
+    if not ranges:
+        return ""
+    import time
+
+    last = time.strftime("%H:%M:%S", time.localtime(max(r["at"] for r in ranges)))
+    routing = [r for r in ranges if r["query"] == "routing"] or ranges
+    total = sum(r["count"] for r in routing)
+    return f"DATA LOSS: {total} raw records skipped ({len(ranges)} ranges, the last at {last})"
 
 
 def notifier_text(status: Mapping[str, Any]) -> str:

@@ -78,7 +78,12 @@ def _container_lines() -> None:
 def _ingest_line(settings: Settings) -> None:
     """The ingest job: up or down, pid, uptime and its last progress report."""
     from control.launch.ingest import ingest_process
-    from shared.service_files import ingest_mode_file, routing_mode_text
+    from shared.service_files import (
+        data_loss_text,
+        ingest_mode_file,
+        ingest_status_file,
+        routing_mode_text,
+    )
 
     process = ingest_process(settings)
     info = process.running()
@@ -94,7 +99,9 @@ def _ingest_line(settings: Settings) -> None:
             break
     state, text = _supervised(process, info)
     mode = routing_mode_text(read_json(ingest_mode_file(settings.home)))
-    print(f"ingest   {state:<6} {text}{'  ' + mode if mode else ''}{rate}")
+    loss = data_loss_text(read_json(ingest_status_file(settings.home)))
+    extras = "".join(f"  {part}" for part in (mode, rate.strip(), loss) if part)
+    print(f"ingest   {state:<6} {text}{extras}")
 
 
 def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:

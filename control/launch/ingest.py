@@ -13,7 +13,7 @@ import sys
 from control.supervised_service import start_supervised
 from shared.endpoints import resolve_bootstrap, resolve_otlp_endpoint
 from shared.local_process import LocalProcess, ProcessInfo
-from shared.service_files import INGEST
+from shared.service_files import INGEST, ingest_status_file
 from shared.settings import Settings
 
 NAME = INGEST
@@ -30,7 +30,8 @@ def start_ingest(
     it runs). The process returned is the supervisor."""
     env = spark_service_env(settings, extra_env)
     command = [sys.executable, "-m", "services.ingest.job"]
-    return start_supervised(ingest_process(settings), command, env)
+    status = ingest_status_file(settings.home)  # why the job refused to start, if it did
+    return start_supervised(ingest_process(settings), command, env, status)
 
 
 def service_env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:

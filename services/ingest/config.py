@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.ingest.data_loss import FAIL, ON_DATA_LOSS
 from services.ingest.trigger_mode import check_mode, checkpoint_seconds
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
@@ -50,6 +51,9 @@ class IngestConfig:
     shuffle_partitions: int = 4
     #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
     checkpoint_dir: Path | None = None
+    #: Raw records removed by retention before ingest read them (services.ingest.data_loss):
+    #: "report" them and go on, or "fail" (refuse to start, and stop a query that meets a loss).
+    on_data_loss: str = "report"
     #: Share of new traces sampled (MESH_TRACE_SAMPLE_RATIO, as every service reads it).
     trace_sample_ratio: float = 0.01
 
@@ -80,9 +84,16 @@ class IngestConfig:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
         check_mode(config.mode)
         checkpoint_seconds(config.checkpoint_interval)
+        if config.on_data_loss not in ON_DATA_LOSS:
+            raise ConfigError(f"MESH_INGEST_ON_DATA_LOSS must be one of {', '.join(ON_DATA_LOSS)}, "
+                              f"not {config.on_data_loss!r}")  # fmt: skip
         if config.allowed_lateness_ms < 0:
             raise ConfigError("MESH_INGEST_ALLOWED_LATENESS_MS must be 0 or more")
         return config
+
+    @property
+    def fail_on_data_loss(self) -> bool:
+        return self.on_data_loss == FAIL
 
     def checkpoints(self, settings: Settings) -> Path:
         return self.checkpoint_dir or settings.home / "ingest" / "checkpoints"

@@ -41,7 +41,9 @@ class IngestInputs:
                    TopicNames.of(settings).ingest_group_prefix)  # fmt: skip
 
     def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
-        """Every raw topic, by pattern, with headers (for trace context).
+        """Every raw topic, by pattern, with headers (for trace context). A loss of raw records
+        (retention ahead of the reader) stops the query only if ``on_data_loss`` says fail;
+        the job reports a loss while it was stopped itself (services.ingest.data_loss).
 
         A micro-batch reads at most ``max_offsets_per_trigger`` records, so a backlog drains in
         bounded steps; real-time mode refuses that option (its tasks read as records come)."""
@@ -51,7 +53,7 @@ class IngestInputs:
             .option("subscribePattern", config.raw_pattern)
             .option("startingOffsets", config.starting_offsets)
             .option("includeHeaders", "true")
-            .option("failOnDataLoss", "false")
+            .option("failOnDataLoss", str(config.fail_on_data_loss).lower())
             .option("kafka.metadata.max.age.ms", "5000")  # a new raw.<type> topic within seconds
             .option("groupIdPrefix", self.group_prefix)
             .options(**self.kafka_options)

@@ -21,12 +21,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from services.ingest.checkpoint_repair import clear_interrupted_writes
 from services.ingest.config import IngestConfig
+from services.ingest.data_loss import (
+    DataLossError,
+    SkippedRange,
+    find_skipped,
+    query_checkpoints,
+    summary,
+)
 from services.ingest.inputs import IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
@@ -45,11 +54,11 @@ from services.ingest.validation import ERROR
 from services.ingest.windows import classify_window, count_windows, window_records
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
-from shared.json_files import write_json_atomic
+from shared.json_files import read_json, write_json_atomic
 from shared.kafka.config import admin_config
 from shared.kafka.security import unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
-from shared.service_files import ingest_mode_file
+from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
 from shared.spark_session import spark_session
 from shared.tracing import Tracing, setup_tracing
@@ -222,6 +231,8 @@ def main() -> int:
         config = IngestConfig.from_settings(settings)
         instance = instance_id("ingest")
         partitions = count_raw_partitions(settings, config)
+        repair_checkpoints(config.checkpoints(settings))
+        skipped = check_data_loss(settings, config)
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).
         submitted = "PYSPARK_GATEWAY_PORT" in settings.environment
@@ -235,6 +246,7 @@ def main() -> int:
         registry = MetricRegistry(service="ingest", instance_id=instance)
         add_process_gauges(registry)
         spark.streams.addListener(IngestMetricsListener(registry))
+        report_data_loss(settings, skipped, registry)
         tracing = setup_tracing("ingest", instance, None, settings)
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
@@ -263,6 +275,56 @@ def main() -> int:
     spark.stop()
     print("ingest: stopped", flush=True)
     return code
+
+
+#: Skipped ranges the status file keeps (the newest), so it stays small however often it happens.
+KEPT_RANGES = 50
+
+
+def repair_checkpoints(checkpoints: Path) -> None:
+    """Clear what a kill mid-write left in the queries' checkpoints, which would otherwise stop
+    them from starting again (:mod:`services.ingest.checkpoint_repair`)."""
+    for folder in query_checkpoints(checkpoints).values():
+        for path in clear_interrupted_writes(folder):
+            print(f"ingest: removed {path.relative_to(checkpoints)}, left by a job killed while "
+                  "it wrote its checkpoint", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def check_data_loss(settings: Settings, config: IngestConfig) -> list[SkippedRange]:
+    """Before the queries resume (and before a Spark session is spent on a job that must not
+    start): the raw records retention removed since they last read. With
+    ``MESH_INGEST_ON_DATA_LOSS=fail`` a loss is :class:`DataLossError`, also kept as the status
+    file's ``last_error`` (the supervisor gives it as the reason the job exited); see
+    :mod:`services.ingest.data_loss`."""
+    skipped = find_skipped(config.checkpoints(settings), admin_config(settings, log_level=2))
+    status_file = ingest_status_file(settings.home)
+    status = read_json(status_file) or {}
+    if skipped and config.fail_on_data_loss:
+        message = (f"data loss: {summary(skipped)}; to start past them, run once with "
+                   "MESH_INGEST_ON_DATA_LOSS=report")  # fmt: skip
+        write_json_atomic(status_file, {**status, "last_error": message, "updated": time.time()})
+        raise DataLossError(message)
+    if status.pop("last_error", None) is not None:  # it starts now: the refusal is history
+        write_json_atomic(status_file, status)
+    return skipped
+
+
+def report_data_loss(
+    settings: Settings, skipped: list[SkippedRange], registry: MetricRegistry
+) -> None:
+    """Each skipped range on stderr, in the status file (`mesh status` shows it; the newest
+    KEPT_RANGES are kept) and in ``ingest.records.skipped``, tagged with its query."""
+    if not skipped:
+        return
+    now = time.time()
+    for gap in skipped:
+        print(f"ingest: DATA LOSS: {gap.line()}", file=sys.stderr, flush=True)
+        tags = {"query": f"ingest-{gap.query}"}
+        registry.counter("ingest.records.skipped", tags=tags).inc(gap.count)
+    status_file = ingest_status_file(settings.home)
+    status = read_json(status_file) or {}
+    ranges = [*status.get("data_loss", []), *({**gap.as_json(), "at": now} for gap in skipped)]
+    write_json_atomic(status_file, {**status, "data_loss": ranges[-KEPT_RANGES:], "updated": now})
 
 
 def _await_checkpoint(routing: StreamingQuery, config: IngestConfig) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
+from shared.avro import AvroDeserializer
 
 # What a broker answers for a moment while a partition's leadership settles (a topic just
 # created or grown, a broker just restarted): the question is asked again, not failed.
@@ -72,3 +74,37 @@ def run_ingest(  # type: ignore[no-untyped-def]
         for query in queries:
             query.stop()
     return queries
+
+
+def routed_sources(messages: list, invalid: str) -> Counter:
+    """How often each raw record (topic:partition:offset) was routed; each must have landed in
+    one place only, a records topic or the dead letters, however often it was replayed."""
+    decode_invalid = AvroDeserializer("invalid_record")
+    sources: Counter = Counter()
+    places: dict[str, set[str]] = {}
+    for message in messages:
+        if message.topic() == invalid:
+            dead = decode_invalid.decode(message.value())
+            coordinates = (
+                f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
+            )
+        else:
+            coordinates = next(v.decode() for k, v in message.headers() if k == "mesh.source")
+        sources[coordinates] += 1
+        places.setdefault(coordinates, set()).add(message.topic())
+    split = {c: p for c, p in places.items() if len(p) > 1}
+    assert not split, f"{len(split)} raw records landed in two places, e.g. {split.popitem()}"
+    return sources
+
+
+def stable(count, quiet_s: float = 4.0):
+    """A condition that holds once ``count()`` has not changed for ``quiet_s`` seconds."""
+    state = {"value": None, "since": time.monotonic()}
+
+    def check() -> bool:
+        value = count()
+        if value != state["value"]:
+            state["value"], state["since"] = value, time.monotonic()
+        return time.monotonic() - state["since"] >= quiet_s
+
+    return check

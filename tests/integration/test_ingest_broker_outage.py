@@ -24,10 +24,10 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_leaders import wait_for_leaders
-from kafka_reading import read_all, records_in
+from kafka_reading import read_all, records_in, routed_sources, stable
 from polling import wait_for
-from test_ingest_fault import _routing_mode, _sources, _stable
 
+from chaos.ingest_run import routing_mode
 from control.launch.ingest import ingest_process, start_ingest
 from control.servers.broker import LocalBroker
 from control.servers.ports import ephemeral_port
@@ -78,7 +78,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         feed.start()
         wait_for(lambda: records_in(info.bootstrap, outputs) >= 2 * RATE, 240,
                  "the first records routed")  # fmt: skip
-        assert _routing_mode(process.log_file) == "real-time"
+        assert routing_mode(process.log_file) == "real-time"
 
         os.kill(info.pid, signal.SIGKILL)
         assert process.wait_gone(info.pid, 30), "the broker survived SIGKILL"
@@ -105,7 +105,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         assert in_raw >= feed.acknowledged
         wait_for(lambda: records_in(info.bootstrap, outputs) >= in_raw, 300,
                  "every raw record routed")  # fmt: skip
-        wait_for(_stable(lambda: records_in(info.bootstrap, outputs)), 120, "routing to finish")
+        wait_for(stable(lambda: records_in(info.bootstrap, outputs)), 120, "routing to finish")
         messages = read_all(info.bootstrap, outputs, records_in(info.bootstrap, outputs))
         job = supervised_child(process)
     finally:
@@ -113,7 +113,7 @@ def test_broker_killed_and_restarted_under_real_time_routing_loses_nothing_ackno
         process.stop()
         broker.stop()
 
-    sources = _sources(messages, invalid)
+    sources = routed_sources(messages, invalid)
     duplicates = sum(n - 1 for n in sources.values())
     how = "it kept running" if job.restarts == 0 else (
         f"its supervisor restarted it {job.restarts}x, last {job.last_exit}")  # fmt: skip

@@ -1,0 +1,279 @@
+"""The frame the ingest cases share: the ingest job as the real service, on topics of its own.
+
+The job runs as `mesh up` runs it (``python -m services.ingest.job`` under its supervisor) on a
+case's private raw, records, dead-letter and window topics, fed by the load generator (5 %
+invalid records). Where each raw record went is read back from the outputs: a routed record
+names its source in the ``mesh.source`` header, a dead letter in its ``source_*`` fields. A raw
+record's identity is its coordinates (topic:partition:offset); the broker gave them, so the
+acknowledged records of a partition are exactly its offsets below the high watermark (nothing
+else writes to a case's raw topics).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from control.launch.ingest import ingest_process, start_ingest
+from shared.avro import AvroDeserializer
+from shared.kafka.config import admin_config, consumer_config
+from shared.local_process import LocalProcess
+from shared.settings import Settings
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
+
+#: The raw record types a case feeds (two, so the pattern subscription really matters).
+TYPES = ("transactions", "logins")
+#: Records per micro-batch at most: what one uncommitted batch can route again.
+BATCH = 1500
+#: Event rate of the generated stream (its event times), records per second.
+EVENT_RATE = 400
+
+
+@dataclass(frozen=True)
+class IngestMesh:
+    settings: Settings
+    prefix: str
+    mode: str
+    #: real-time routing's checkpoint interval (what a kill can replay), seconds
+    interval_s: int
+
+    @classmethod
+    def create(cls, settings: Settings, work: Path, mode: str, interval_s: int = 10,
+               partitions: int = 4) -> IngestMesh:  # fmt: skip
+        """Fresh topics on ``settings``' broker and a MESH_HOME under ``work`` for the job."""
+        prefix = f"chaos-{uuid.uuid4().hex[:8]}"
+        mesh = cls(replace(settings, home=work / "home"), prefix, mode, interval_s)
+        big = {"max.message.bytes": "4194304"}
+        _create(mesh.settings, [*mesh.raw, *mesh.records], partitions, big)
+        _create(mesh.settings, [mesh.invalid], 2, big)
+        _create(mesh.settings, [mesh.windows], 2, {"cleanup.policy": "compact"})
+        return mesh
+
+    @property
+    def raw(self) -> list[str]:
+        return [f"{self.prefix}.raw.{t}" for t in TYPES]
+
+    @property
+    def records(self) -> list[str]:
+        return [f"{self.prefix}.records.{t}" for t in TYPES]
+
+    @property
+    def invalid(self) -> str:
+        return f"{self.prefix}.records.invalid"
+
+    @property
+    def windows(self) -> str:
+        return f"{self.prefix}.metrics.windows"
+
+    @property
+    def outputs(self) -> list[str]:
+        return [*self.records, self.invalid]
+
+    @property
+    def process(self) -> LocalProcess:
+        return ingest_process(self.settings)
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.settings.home / "ingest" / "checkpoints"
+
+    def start(self, **extra: str) -> None:
+        """The job under its supervisor (as `mesh up` starts it), with ``extra`` MESH_INGEST_*
+        settings on top of the case's topics."""
+        env = {
+            "MESH_INGEST_MODE": self.mode,
+            "MESH_INGEST_RAW_PATTERN": re.escape(self.prefix) + r"\.raw\..*",
+            "MESH_INGEST_RECORDS_PREFIX": f"{self.prefix}.records",
+            "MESH_INGEST_INVALID_TOPIC": self.invalid,
+            "MESH_INGEST_WINDOWS_TOPIC": self.windows,
+            "MESH_INGEST_CHECKPOINT_DIR": str(self.checkpoints),
+            "MESH_INGEST_MAX_OFFSETS_PER_TRIGGER": str(BATCH),
+            "MESH_INGEST_CHECKPOINT_INTERVAL": f"{self.interval_s} seconds",
+            "MESH_INGEST_MAX_RECORD_BYTES": str(16 * 1024),
+            **extra,
+        }
+        _, started = start_ingest(self.settings, env)
+        if not started:
+            raise RuntimeError(f"the ingest job did not start: {self.process.tail_log(5)}")
+
+    def routed(self) -> int:
+        """Records in the outputs now (valid ones routed, invalid ones dead-lettered)."""
+        return sum(high for _, high in self.watermarks(self.outputs).values())
+
+    def wait_routed(self, count: int, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.routed() < count:
+            if time.monotonic() > deadline:
+                log = self.process.tail_log(3)
+                raise TimeoutError(f"{what}: {self.routed()} of {count} routed after "
+                                   f"{timeout_s:.0f} s; job log: {log}")  # fmt: skip
+            time.sleep(1)
+
+    def wait_quiet(self, quiet_s: float = 4.0, timeout_s: float = 120.0) -> int:
+        """Until routing has added nothing for ``quiet_s`` (replays included); the count then."""
+        last, since, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            now = self.routed()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                break
+            time.sleep(0.5)
+        return last
+
+    def watermarks(self, topics: list[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        """(low, high) offsets of every partition of ``topics``."""
+        consumer = Consumer(consumer_config(self.settings, f"{self.prefix}-peek"))
+        try:
+            found = {}
+            for topic in topics:
+                metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+                for partition in metadata.partitions:
+                    found[(topic, partition)] = consumer.get_watermark_offsets(
+                        TopicPartition(topic, partition), timeout=10
+                    )
+            return found
+        finally:
+            consumer.close()
+
+    def raw_coordinates(self) -> set[str]:
+        """Every raw record the broker acknowledged (deleted since or not), as coordinates."""
+        return {f"{t}:{p}:{o}" for (t, p), (_, high) in self.watermarks(self.raw).items()
+                for o in range(high)}  # fmt: skip
+
+    def sources(self) -> tuple[Counter, int]:
+        """How often each raw record was routed (by its coordinates), and how many raw records
+        landed in two places (a records topic and the dead letters: never allowed)."""
+        decode_invalid = AvroDeserializer("invalid_record")
+        counts: Counter = Counter()
+        places: dict[str, set[str]] = {}
+        for message in _read_all(self.settings, self.outputs, self.routed()):
+            if message.topic() == self.invalid:
+                dead = decode_invalid.decode(message.value())
+                where = f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
+            else:
+                where = next(v.decode() for k, v in message.headers() if k == "mesh.source")
+            counts[where] += 1
+            places.setdefault(where, set()).add(message.topic())
+        return counts, sum(1 for p in places.values() if len(p) > 1)
+
+    def window_counts(self) -> Counter:
+        """The latest count of each 1 s window (the topic is compacted by window), by status."""
+        decode = AvroDeserializer("window_count")
+        latest = {}
+        for message in _read_all(self.settings, [self.windows], 10**9, timeout_s=5):
+            latest[message.key()] = decode.decode(message.value())
+        counts: Counter = Counter()
+        for window in latest.values():
+            counts[window["status"]] += window["count"]
+        return counts
+
+    def wait_windows(self, total: int, timeout_s: float = 120.0) -> Counter:
+        """The window counts once they add up to ``total`` (or what they are at the timeout)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            counts = self.window_counts()
+            if sum(counts.values()) >= total or time.monotonic() > deadline:
+                return counts
+            time.sleep(2)
+
+
+class RawFeed:
+    """Generated raw records (5 % invalid) in slices of ``slice_s`` seconds at ``rate`` records
+    per second (0: as fast as the broker takes them), from a thread until ``stop()``, or one
+    slice in the caller's thread with ``send_slice()``."""
+
+    def __init__(self, mesh: IngestMesh, rate: float, slice_s: int) -> None:
+        self.settings = mesh.settings
+        self.send = SendOptions(topic_prefix=f"{mesh.prefix}.raw", progress=False, rate=rate)
+        self.slice = int((rate or EVENT_RATE) * slice_s)
+        self.start_ms = int(time.time() * 1000) - 5_000
+        self.sent = self.delivered = self.invalid = 0
+        self.seed = 21
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def send_slice(self, count: int | None = None) -> None:
+        count = count or self.slice
+        stream = StreamConfig(start_time_ms=self.start_ms, count=count, seed=self.seed,
+                              types=TYPES, invalid_share=0.05, event_rate=EVENT_RATE,
+                              max_record_bytes=16 * 1024)  # fmt: skip
+        report = produce_to_kafka(stream, self.send, self.settings)
+        self.sent += report.delivered + report.failed
+        self.delivered += report.delivered
+        self.invalid += report.invalid
+        self.start_ms += count * 1000 // EVENT_RATE  # the next slice's events follow on
+        self.seed += 1
+
+    def start(self) -> RawFeed:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(60)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self.send_slice()
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc): the Spark JVM under the job."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def routing_mode(log: Path) -> str | None:
+    """The mode the job said it runs routing in (its JSON start line)."""
+    for line in log.read_text().splitlines():
+        if line.startswith('{"ingest_mode"'):
+            return str(json.loads(line)["ingest_mode"])
+    return None
+
+
+def _create(settings: Settings, topics: list[str], partitions: int, config: dict[str, str]) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient(admin_config(settings, log_level=2))
+    new = [NewTopic(t, partitions, 1, config=config) for t in topics]
+    for future in admin.create_topics(new, operation_timeout=30).values():
+        future.result(60)
+
+
+def _read_all(
+    settings: Settings, topics: list[str], expected: int, timeout_s: float = 120.0
+) -> list[Any]:
+    """The messages of ``topics`` from the start, until ``expected`` are read or the timeout."""
+    group = f"chaos-read-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer(consumer_config(settings, group))
+    consumer.subscribe(topics)
+    messages: list[Any] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while len(messages) < expected and time.monotonic() < deadline:
+            messages.extend(m for m in consumer.consume(2000, timeout=0.5) if m.error() is None)
+    finally:
+        consumer.close()
+    return messages
