@@ -41,7 +41,15 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.cases or list(CASES):
                 work = Path(tmp) / name
                 work.mkdir()
-                result = CASES[name](settings, work, args.short)
+                try:
+                    result = CASES[name](settings, work, args.short)
+                except (MeshError, KeyboardInterrupt):
+                    raise
+                except Exception as error:  # a case that broke down fails; the others still run
+                    print(f"{name:<28} FAIL: the case broke off: {type(error).__name__}: {error}",
+                          flush=True)  # fmt: skip
+                    failed.append(name)
+                    continue
                 print(result.line(), flush=True)
                 if not result.passed:
                     failed.append(name)

@@ -31,6 +31,7 @@ from chaos.ingest_run import BATCH, IngestMesh, RawFeed, children, routing_mode
 from chaos.report import CaseResult
 from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
+from shared.local_process import LocalProcess
 from shared.service_files import MICRO_BATCH, REAL_TIME
 from shared.settings import Settings
 
@@ -140,7 +141,7 @@ def _figures(feed: RawFeed, sources: Counter, acknowledged: set[str]) -> SmokeFi
                         out_of_order=0)  # fmt: skip
 
 
-def _restarted(process, old_pid: int, timeout_s: float) -> str | None:  # type: ignore[no-untyped-def]
+def _restarted(process: LocalProcess, old_pid: int, timeout_s: float) -> str | None:
     """How the supervisor says the killed job ended, once it runs a new one; None if it does
     not within ``timeout_s``."""
     deadline = time.monotonic() + timeout_s

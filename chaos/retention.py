@@ -8,8 +8,10 @@ retention check to come round).
 
 The job is started first with ``MESH_INGEST_ON_DATA_LOSS=fail``: it must refuse, and its
 supervisor must give the ranges as the reason. Then it is started as configured by default
-(``report``): it must name every skipped range exactly (its log, its status file, which `mesh
-status` shows) and route everything that is left, and a third run sent after it started.
+(``report``): it must name every skipped range exactly, once (its log, its status file, which
+`mesh status` shows) and route everything that is left, and a third run sent after it started.
+The short form routes micro-batch; the long form real-time, whose reader cannot skip a gap: the
+job must get past it micro-batch and be back in real-time mode at the end.
 
 Figures: *lost* counts records neither routed nor in a reported range (a silent loss); the
 records retention took are in the notes, with what the job reported of them.
@@ -26,7 +28,13 @@ from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
 from shared.json_files import read_json
 from shared.kafka.config import admin_config
-from shared.service_files import MICRO_BATCH, REAL_TIME, data_loss_text, ingest_status_file
+from shared.service_files import (
+    MICRO_BATCH,
+    REAL_TIME,
+    data_loss_text,
+    ingest_mode_file,
+    ingest_status_file,
+)
 from shared.settings import Settings
 
 #: What the job's refusal (fail mode) and its report (report mode) must say.
@@ -66,6 +74,7 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
         recover_s = time.monotonic() - started_at
         mesh.wait_quiet()
         status = read_json(ingest_status_file(mesh.settings.home)) or {}
+        routing_now = (read_json(ingest_mode_file(mesh.settings.home)) or {}).get("ingest_mode")
         log = process.log_file.read_text(errors="replace")
         windows = mesh.wait_windows(feed.delivered - _skipped(status, "counts"), 60)
     finally:
@@ -80,6 +89,8 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
     if len(lines) != len(removed):
         failures.append(f"{len(lines)} DATA LOSS lines for routing in the job's log, "
                         f"{len(removed)} ranges removed")  # fmt: skip
+    if routing_now != mode:  # real-time: micro-batch past the gap, then real-time again
+        failures.append(f"routing runs {routing_now} after the gap, not {mode}")
     if not data_loss_text(status):
         failures.append("`mesh status` does not show the data loss")
     counted = feed.delivered - _skipped(status, "counts")

@@ -13,8 +13,12 @@ Modules, one concern each:
   config         IngestConfig: topics, limits, trigger, checkpoints (MESH_INGEST_* variables)
   inputs         the raw source and its classification, worked out once for every query
   trigger_mode   real-time or micro-batch routing, the task slots it needs, the auto master
-  spark_bugs     faults of the pinned Spark the job steps around (SPARK-55271)
+  data_loss      raw records retention removed before the job read them: found at start,
+                 reported or refused (MESH_INGEST_ON_DATA_LOSS)
+  checkpoint_repair  what a kill mid-write leaves in the checkpoints, cleared at start
   job            main(): wires the Kafka source to the routing and counting queries, watches
                  them, stops real-time routing at a checkpoint
-Only Spark column expressions run per record: no Python UDF on the hot path.
+The faults of the pinned Spark the job steps around are in shared/spark_bugs.py (the metrics
+aggregator meets them too). Only Spark column expressions run per record: no Python UDF on the
+hot path.
 """

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -39,7 +40,6 @@ from services.ingest.data_loss import (
 from services.ingest.inputs import IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
-from services.ingest.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
     AUTO_MASTER,
@@ -47,6 +47,7 @@ from services.ingest.trigger_mode import (
     checkpoint_seconds,
     master_for,
     outgrown,
+    past_gap,
     plan,
     raw_partitions,
 )
@@ -60,6 +61,7 @@ from shared.kafka.security import unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
+from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 from shared.spark_session import spark_session
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
@@ -239,6 +241,9 @@ def main() -> int:
         master = None if submitted else master_for(config.master, partitions)
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
         trigger = plan(config.mode, partitions, spark.sparkContext.defaultParallelism)
+        routing_gap = sum(gap.count for gap in skipped if gap.query == "routing")
+        if routing_gap:
+            trigger = past_gap(trigger, routing_gap)
         print(f"ingest: {trigger.line()}", flush=True)
         saved = {**trigger.as_json(), "master": spark.sparkContext.master}
         print(json.dumps(saved), flush=True)
@@ -264,7 +269,8 @@ def main() -> int:
     reporter.start()
     print(f"ingest: {instance} running queries {list(queries)}", flush=True)
     auto_master = not submitted and config.master == AUTO_MASTER
-    resize = lambda: _outgrown(settings, config, trigger, auto_master)  # noqa: E731
+    resize = lambda: (_outgrown(settings, config, trigger, auto_master)  # noqa: E731
+                      or _gap_passed(settings, config, trigger))  # fmt: skip
     code, graceful = _watch(queries, starters, stopping, resize)
     if graceful and trigger.real_time:
         _await_checkpoint(queries["ingest-routing"], config)
@@ -313,7 +319,11 @@ def report_data_loss(
     settings: Settings, skipped: list[SkippedRange], registry: MetricRegistry
 ) -> None:
     """Each skipped range on stderr, in the status file (`mesh status` shows it; the newest
-    KEPT_RANGES are kept) and in ``ingest.records.skipped``, tagged with its query."""
+    KEPT_RANGES are kept) and in ``ingest.records.skipped``, tagged with its query; once (a range
+    an earlier start reported is not counted again)."""
+    status_file = ingest_status_file(settings.home)
+    status = read_json(status_file) or {}
+    skipped = [gap for gap in skipped if not _reported(gap, status.get("data_loss", []))]
     if not skipped:
         return
     now = time.time()
@@ -321,10 +331,18 @@ def report_data_loss(
         print(f"ingest: DATA LOSS: {gap.line()}", file=sys.stderr, flush=True)
         tags = {"query": f"ingest-{gap.query}"}
         registry.counter("ingest.records.skipped", tags=tags).inc(gap.count)
-    status_file = ingest_status_file(settings.home)
-    status = read_json(status_file) or {}
     ranges = [*status.get("data_loss", []), *({**gap.as_json(), "at": now} for gap in skipped)]
     write_json_atomic(status_file, {**status, "data_loss": ranges[-KEPT_RANGES:], "updated": now})
+
+
+def _reported(gap: SkippedRange, reported: list[dict[str, Any]]) -> bool:
+    """Whether an earlier start reported a range holding all of ``gap`` (a job restarted before
+    its query got past a gap finds the rest of it again: the same records, not a new loss)."""
+    return any(
+        r["query"] == gap.query and r["topic"] == gap.topic and r["partition"] == gap.partition
+        and r["first"] <= gap.first and gap.end <= r["end"]
+        for r in reported
+    )  # fmt: skip
 
 
 def _await_checkpoint(routing: StreamingQuery, config: IngestConfig) -> None:
@@ -355,6 +373,21 @@ def _outgrown(
     return outgrown(trigger, now, auto_master)
 
 
+def _gap_passed(settings: Settings, config: IngestConfig, trigger: TriggerPlan) -> str | None:
+    """Why the job restarts once routing, run micro-batch to get past a retention gap
+    (:func:`services.ingest.trigger_mode.past_gap`), has committed past all of it (a gap wider
+    than a micro-batch's ``max_offsets_per_trigger`` takes several batches)."""
+    if not trigger.passing_gap:
+        return None
+    try:
+        left = find_skipped(config.checkpoints(settings), admin_config(settings, log_level=2))
+    except Exception:  # the broker may be away for a while: look again later
+        return None
+    if any(gap.query == "routing" for gap in left):
+        return None
+    return "routing got past the records retention removed: restarting in real-time mode"
+
+
 def _watch(  # type: ignore[no-untyped-def]
     queries: dict[str, StreamingQuery],
     starters: dict[str, Callable[[], StreamingQuery]],
@@ -364,7 +397,7 @@ def _watch(  # type: ignore[no-untyped-def]
     """Wait for SIGTERM (exit 0), a query that died or raw partitions the plan no longer fits
     (RESTART: the supervisor starts the job again, from its checkpoints); and whether the queries
     are still healthy enough to stop gracefully (not after a failure). A query that died of a
-    known Spark fault (:mod:`services.ingest.spark_bugs`) is started again in place."""
+    known Spark fault (:mod:`shared.spark_bugs`) is started again in place."""
     next_check = time.monotonic() + PARTITION_CHECK_S
     retries = dict.fromkeys(queries, 0)
     while not stopping.wait(0.5):

@@ -79,10 +79,12 @@ def query_name(name: str) -> str:
     return f"metrics-aggregator-{name}"
 
 
-def start_queries(
+def query_starters(
     spark: SparkSession, service: AggregatorService, catalogue: Catalogue
-) -> list[StreamingQuery]:
-    """Start the three queries (series first); ``service`` receives their batches."""
+) -> dict[str, Callable[[], StreamingQuery]]:
+    """How to start each of the three queries, by query name, series first; ``service``
+    receives their batches. A query that died of a known Spark fault is started again with
+    the same function (:meth:`services.metrics_aggregator.service.AggregatorRun.failure`)."""
     config = service.config
     checkpoints = config.checkpoints(service.settings)
 
@@ -97,8 +99,6 @@ def start_queries(
         )
 
     updater = SeriesUpdater(config.stale_after_ms, config.remember_retired)
-    series = series_updates(series_input(valid(metrics())), updater)
-    windows = classify(source(config.windows_topic), catalogue, "window_count")
 
     def start(
         frame: DataFrame, name: str, handler: Callable[[DataFrame, int], None], mode: str = "append"
@@ -111,22 +111,31 @@ def start_queries(
         )
         return writer.trigger(processingTime=config.trigger).start()
 
-    # A query copies the session's configuration when it starts: switch no-data batches off
-    # for the series query only.
-    previous = spark.conf.get(NO_DATA_BATCHES, None)
-    spark.conf.set(NO_DATA_BATCHES, "false")
-    try:
-        series_query = start(series, SERIES, service.on_series_batch, mode="update")
-    finally:
-        if previous is None:
-            spark.conf.unset(NO_DATA_BATCHES)
-        else:
-            spark.conf.set(NO_DATA_BATCHES, previous)
-    return [
-        series_query,
-        start(invalid(metrics()), DEAD_LETTERS, service.on_dead_letter_batch),
-        start(windows, WINDOWS, service.on_windows_batch),
-    ]
+    def start_series() -> StreamingQuery:
+        # A query copies the session's configuration when it starts: switch no-data batches
+        # off for the series query only.
+        series = series_updates(series_input(valid(metrics())), updater)
+        previous = spark.conf.get(NO_DATA_BATCHES, None)
+        spark.conf.set(NO_DATA_BATCHES, "false")
+        try:
+            return start(series, SERIES, service.on_series_batch, mode="update")
+        finally:
+            if previous is None:
+                spark.conf.unset(NO_DATA_BATCHES)
+            else:
+                spark.conf.set(NO_DATA_BATCHES, previous)
+
+    return {
+        query_name(SERIES): start_series,
+        query_name(DEAD_LETTERS): lambda: start(
+            invalid(metrics()), DEAD_LETTERS, service.on_dead_letter_batch
+        ),
+        query_name(WINDOWS): lambda: start(
+            classify(source(config.windows_topic), catalogue, "window_count"),
+            WINDOWS,
+            service.on_windows_batch,
+        ),
+    }
 
 
 #: Offsets per topic and partition (as strings, like Spark's progress reports).

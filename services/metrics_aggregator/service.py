@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
 from shared.kafka.security import spark_kafka_options
 from shared.settings import Settings
+from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +197,10 @@ class AggregatorRun:
     service: AggregatorService
     queries: list[StreamingQuery]
     targets: dict[str, dict[str, dict[str, int]]]
+    #: how to start each query again, by name (a query met by a known Spark fault)
+    starters: dict[str, Callable[[], StreamingQuery]] = field(default_factory=dict)
+    #: how often each query was started again
+    retries: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -230,19 +235,34 @@ class AggregatorRun:
         bootstrap: str | None = None,
     ) -> AggregatorRun:
         """The one wiring of the service and its queries (the job's main and the tests)."""
-        from services.metrics_aggregator.job import offsets_to_reach, start_queries
+        from services.metrics_aggregator.job import offsets_to_reach, query_starters
 
         bootstrap = resolve_bootstrap(settings) if bootstrap is None else bootstrap
         service = AggregatorService(settings, config, instance_id, bootstrap)
         targets = offsets_to_reach(service)
-        return cls(service, start_queries(spark, service, catalogue), targets)
+        starters = query_starters(spark, service, catalogue)
+        return cls(service, [start() for start in starters.values()], targets, starters)
 
     def failure(self) -> str | None:
-        """Why a query stopped by itself, or None while all run (or were stopped)."""
-        for query in self.queries:
+        """Why a query stopped by itself, or None while all run (or were stopped). A query that
+        died of SPARK-55271 after replaying a batch (:mod:`shared.spark_bugs`) is started again
+        in place, up to REPLAY_METRICS_RETRIES times a run, instead of failing the job."""
+        for index, query in enumerate(self.queries):
             error = query.exception()
-            if error is not None:
-                return f"query {query.name} stopped: {error}"
+            if error is None:
+                continue
+            tries = self.retries.get(query.name, 0)
+            if (
+                query.name in self.starters
+                and is_replay_metrics_fault(error)
+                and (tries < REPLAY_METRICS_RETRIES)
+            ):
+                log.warning("query %s hit SPARK-55271 after replaying its last batch: "
+                            "starting it again", query.name)  # fmt: skip
+                self.retries[query.name] = tries + 1
+                self.queries[index] = self.starters[query.name]()
+                continue
+            return f"query {query.name} stopped: {error}"
         return None
 
     def caught_up(self) -> bool:

@@ -11,6 +11,7 @@ from services.ingest.trigger_mode import (
     checkpoint_seconds,
     master_for,
     outgrown,
+    past_gap,
     plan,
     raw_partitions,
 )
@@ -104,3 +105,12 @@ def test_a_bad_checkpoint_interval_is_one_line_naming_the_setting(text):
     with pytest.raises(ConfigError, match="MESH_INGEST_CHECKPOINT_INTERVAL") as info:
         IngestConfig.from_env({"MESH_INGEST_CHECKPOINT_INTERVAL": text})
     assert "\n" not in str(info.value)
+
+
+def test_a_retention_gap_is_passed_micro_batch_then_real_time_again() -> None:
+    planned = plan("real-time", raw_partitions=8, slots=10)
+    passing = past_gap(planned, 1200)
+    assert (passing.mode, passing.passing_gap) == ("micro-batch", True)
+    assert "getting past 1200 raw records retention removed" in passing.reason
+    micro = plan("micro-batch", raw_partitions=8, slots=10)
+    assert past_gap(micro, 1200) == micro  # the micro-batch reader skips a gap itself

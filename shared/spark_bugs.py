@@ -1,12 +1,13 @@
-"""Known faults of the pinned Spark that the job steps around, each with how it is recognised.
+"""Known faults of the pinned Spark that the Spark jobs step around, each with how it is recognised.
 
 SPARK-55271 / SPARK-57438 (Spark 4.1.1; fixed in later releases, which Maven Central does not
 serve here, see docs/ingest.md): after a restart, a micro-batch query whose first batch replays
 one that was planned but not committed reports its Kafka source metrics before the source knows
 the latest offsets, and dies with a ``NullPointerException`` in ``KafkaMicroBatchStream.metrics``
 *after* the replayed batch was written and committed. Started again, the query goes on from the
-next batch; the job does that in place (:func:`services.ingest.job.main`) instead of a restart of
-the whole process.
+next batch; the ingest job and the metrics aggregator do that in place instead of a restart of
+the whole process (chaos case 11 met it in the aggregator: a SIGKILL between its InfluxDB write
+and its commit made the replay hit it, and the process exited once more).
 """
 
 from __future__ import annotations
