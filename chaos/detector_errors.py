@@ -11,8 +11,10 @@ must be dead-lettered at the decode stage with its exact bytes and where it came
 valid records alerted as usual. Then the cost of the pills: one instance drains DRAIN_RECORDS
 records with 1 % pills and as many clean ones (topics of their own, the same run), and the case
 prints the ratio of valid records per second. In `make chaos` the drains go clean, pills,
-pills, clean (drift weighs on both alike) and the ratio must be at least 0.9; the short form in
-`make test` prints it and judges nothing by timing.
+pills, clean (drift weighs on both alike), each kind's faster drain counts (as timeit takes the
+best run: a slower one measured whatever else the 2 cores were doing, one mean of two drains
+of a few seconds each swung from 0.89 to 1.03 between two runs) and the ratio must be at least
+0.9; the short form in `make test` prints it and judges nothing by timing.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def poison_pills(settings: Settings, work: Path, short: bool) -> CaseResult:
     rates: dict[int | None, list[float]] = {None: [], POISON_EVERY: []}
     for n, every in enumerate(order):
         rates[every].append(_drain_rate(settings, work / f"drain-{n}", records, every))
-    clean, pills = (sum(rates[k]) / len(rates[k]) for k in (None, POISON_EVERY))
+    clean, pills = (max(rates[k]) for k in (None, POISON_EVERY))
     ratio = pills / clean if clean else 0.0
     aim = "" if short else f" (must be >= {DRAIN_RATIO_MIN})"
     run.notes.append(f"{len(run.driver.poisoned)} pills in {run.driver.sent} records at steady "
