@@ -14,7 +14,10 @@ restarting one never touches another):
 * SIGTERM/SIGINT to the supervisor is passed to the child, which gets ``--stop-timeout`` seconds
   to finish its batch before SIGKILL;
 * if the supervisor itself is killed, the kernel sends the child SIGTERM (PR_SET_PDEATHSIG), so
-  no orphan keeps consuming.
+  no orphan keeps consuming;
+* a full or read-only disk under MESH_HOME (its state file and its log live there) does not stop
+  it: it goes on restarting the service, which resumes once the disk takes writes again (chaos
+  case 13 found a supervisor that died of its own ENOSPC, leaving the service down for good).
 
 The state file (JSON, replaced atomically) says what a reader needs for `mesh status`: the
 child's pid and start, the restart count, ``running``/``backoff``/``stopped``, and the last exit
@@ -25,6 +28,7 @@ wrote one (the detector runtime does), else the exit code or signal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import os
 import signal
@@ -70,6 +74,7 @@ class Supervisor:
         self.base, self.ceiling = args.backoff, args.max_backoff
         self.stable_after, self.stop_timeout = args.stable_after, args.stop_timeout
         self.stopping = False
+        self.state_unwritable = False
         self.child: subprocess.Popen[bytes] | None = None
         self.state: dict[str, Any] = {
             "state": "starting",
@@ -148,13 +153,26 @@ class Supervisor:
             time.sleep(0.1)
 
     def _update(self, **changes: Any) -> None:
+        """Keep the state and write it; a full or read-only disk under MESH_HOME must not stop
+        the supervising (the state is written again with the next change)."""
         self.state.update(changes)
-        write_json_atomic(self.state_file, {**self.state, "supervisor_pid": os.getpid()})
+        try:
+            write_json_atomic(self.state_file, {**self.state, "supervisor_pid": os.getpid()})
+        except OSError as error:
+            if not self.state_unwritable:
+                self._log(f"cannot write {self.state_file}: {error}; supervising on")
+            self.state_unwritable = True
+        else:
+            self.state_unwritable = False
 
     @staticmethod
     def _log(message: str) -> None:
+        """One line on stderr (the service's log, under MESH_HOME): dropped when that disk is
+        full or read-only, as the supervisor must live on to restart the service once it is
+        not."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        print(f"{stamp} supervisor: {message}", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):
+            print(f"{stamp} supervisor: {message}", file=sys.stderr, flush=True)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -14,3 +14,15 @@ def test_exits_are_described_by_code_or_signal_name():
     assert describe_exit(3) == "exit code 3"
     assert describe_exit(-signal.SIGKILL) == "killed by SIGKILL"
     assert describe_exit(-200) == "killed by signal 200"
+
+
+def test_a_state_file_that_cannot_be_written_does_not_stop_the_supervisor(tmp_path, capsys):
+    from control.supervisor import Supervisor, parser
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")  # a file where the state's folder should be: every write fails
+    supervisor = Supervisor(parser().parse_args(["--state", str(blocker / "s.json"), "--", "true"]))
+    supervisor._update(state="running")
+    supervisor._update(state="backoff")
+    assert supervisor.state["state"] == "backoff" and supervisor.state_unwritable
+    assert capsys.readouterr().err.count("cannot write") == 1  # said once, not per change
