@@ -28,9 +28,6 @@ aggregator's checks are the case's own.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import time
 from pathlib import Path
 
@@ -39,6 +36,8 @@ from chaos.case_mesh import CaseMesh
 from chaos.case_run import CaseRun, Load
 from chaos.influx_gate import InfluxGate
 from chaos.report import CaseResult
+from chaos.service_kill import kill_service
+from control.launch.aggregator import aggregator_process
 from shared.kafka.config import admin_config
 from shared.settings import Settings
 
@@ -64,7 +63,7 @@ def aggregator_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
             _wait_first_write(gate, 120)  # the aggregator runs: the load and its clock start
             run.start_load()
             run.sleep_until(0.4)
-            gate.arm(lambda: _kill(agg.job_pids(first)))
+            gate.arm(lambda: kill_service(aggregator_process(first)))
             if not gate.killed.wait(load.seconds):
                 failures.append("no write reached InfluxDB after the gate was armed")
             mid_run = gate.killed.is_set() and run.driver.running and run.output_so_far()
@@ -128,12 +127,6 @@ def metrics_compacted(settings: Settings, work: Path, short: bool) -> CaseResult
                      f"totals, rebuilt from scratch the same: {same}")  # fmt: skip
     return run.result("metrics_compacted", recover_s=recover_s, mid_run=bool(removed) and sending,
                       duplicates_allowed=0, failures=failures)  # fmt: skip
-
-
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):  # gone already
-            os.kill(pid, signal.SIGKILL)
 
 
 def _wait_first_write(gate: InfluxGate, timeout_s: float) -> None:

@@ -21,6 +21,7 @@ from control.servers.influx import LocalInflux, installed
 from control.supervised_service import supervised_child
 from shared.json_files import read_json
 from shared.settings import Settings
+from testkit.detector_runs import read_topic
 from testkit.influx_query import query
 
 #: Seconds between two metric snapshots of every instance in these cases.
@@ -126,16 +127,6 @@ def stop(settings: Settings) -> None:
     aggregator_process(settings).stop()
 
 
-def job_pids(settings: Settings) -> list[int]:
-    """The aggregator's driver and the Spark JVM under it (not its supervisor)."""
-    from chaos.ingest_run import children
-
-    child = supervised_child(aggregator_process(settings))
-    if child is None or child.pid is None:
-        return []
-    return [child.pid, *children(child.pid)]
-
-
 def supervised_restart_reason(settings: Settings) -> str | None:
     """How the aggregator's supervisor says its last run ended, if it restarted it exactly
     once (what one kill must take); otherwise how often it did."""
@@ -149,31 +140,15 @@ def supervised_restart_reason(settings: Settings) -> str | None:
 def count_records(settings: Settings, topic: str) -> tuple[int, int]:
     """(offsets the topic has spanned, records still in it): compaction makes the second
     smaller, as it removes older records of a key and leaves their offsets unused."""
-    import uuid
-
     from confluent_kafka import Consumer, TopicPartition
 
     from shared.kafka.config import consumer_config
+    from shared.kafka.inspect import watermarks
 
-    consumer = Consumer(consumer_config(settings, f"chaos-count-{uuid.uuid4().hex[:8]}"))
+    consumer = Consumer(consumer_config(settings, "chaos-count"))
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        ends = {}
-        for p in partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            if high > low:
-                ends[p] = (low, high)
-        spanned = sum(high for _, high in ends.values())
-        consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in ends.items()])
-        left, done = 0, set[int]()
-        deadline = time.monotonic() + 60
-        while len(done) < len(ends) and time.monotonic() < deadline:
-            for message in consumer.consume(1000, timeout=0.5):
-                if message.error() is None:
-                    left += 1
-                    partition, offset = message.partition(), message.offset()
-                    if partition is not None and (offset or 0) >= ends[partition][1] - 1:
-                        done.add(partition)
-        return spanned, left
+        spanned = sum(watermarks(consumer, TopicPartition(topic, p), 10)[1] for p in partitions)
     finally:
         consumer.close()
+    return spanned, len(read_topic(settings, topic, timeout_s=5, idle_s=2))

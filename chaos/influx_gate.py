@@ -35,7 +35,7 @@ class InfluxGate:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self.log = GateLog()
-        self._kill: Callable[[], None] | None = None
+        self._kill: Callable[[], object] | None = None
         self._lock = threading.Lock()
         self.killed = threading.Event()
         gate = self
@@ -65,7 +65,7 @@ class InfluxGate:
         self._server.shutdown()
         self._server.server_close()
 
-    def arm(self, kill: Callable[[], None]) -> None:
+    def arm(self, kill: Callable[[], object]) -> None:
         """Run ``kill`` after the next write InfluxDB accepts, before the writer hears of it."""
         with self._lock:
             self._kill = kill

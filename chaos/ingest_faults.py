@@ -21,14 +21,13 @@ within a key is not a routing guarantee (records are re-keyed by type), so it is
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from collections import Counter
 from pathlib import Path
 
-from chaos.ingest_run import BATCH, IngestMesh, RawFeed, children, routing_mode
+from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_mode
 from chaos.report import CaseResult
+from chaos.service_kill import kill_service
 from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
 from shared.local_process import LocalProcess
@@ -73,21 +72,18 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
             graceful = set(mesh.sources()[0])
             mesh.start()
             mesh.wait_routed(len(graceful) + BATCH, 240, "routing after the graceful restart")
-        job = supervised_child(process)
-        if job is None or job.pid is None:
-            raise RuntimeError(f"no ingest job under the supervisor: {job}")
-        doomed = [job.pid, *children(job.pid)]
+        doomed = kill_service(process)
+        if not doomed:
+            raise RuntimeError("no ingest job under the supervisor to kill")
         if len(doomed) == 1:
             failures.append("no Spark JVM under the job")
-        for pid in doomed:
-            os.kill(pid, signal.SIGKILL)
         killed_at = time.monotonic()
         if not all(process.wait_gone(pid, 30) for pid in doomed):
             failures.append("the job survived SIGKILL")
         routed_at_kill, delivered_at_kill = mesh.routed(), feed.delivered
         mid_run = 0 < routed_at_kill < delivered_at_kill + (RATE if real_time else 0)
         mid_run = mid_run and (feed.running or not real_time)
-        restart = _restarted(process, job.pid, 60)
+        restart = _restarted(process, doomed[0], 60)
         if restart is None:
             failures.append("the supervisor did not restart the job within 60 s")
         elif restart != "killed by SIGKILL":

@@ -25,9 +25,13 @@ from confluent_kafka import Consumer, TopicPartition
 
 from control.launch.ingest import ingest_process, start_ingest
 from shared.avro import AvroDeserializer
+from shared.kafka.apply import apply_topics
 from shared.kafka.config import admin_config, consumer_config
+from shared.kafka.inspect import watermarks
+from shared.kafka.topics import TopicSpec
 from shared.local_process import LocalProcess
 from shared.settings import Settings
+from testkit.detector_runs import read_topic
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 #: The raw record types a case feeds (two, so the pattern subscription really matters).
@@ -138,9 +142,8 @@ class IngestMesh:
             for topic in topics:
                 metadata = consumer.list_topics(topic, timeout=10).topics[topic]
                 for partition in metadata.partitions:
-                    found[(topic, partition)] = consumer.get_watermark_offsets(
-                        TopicPartition(topic, partition), timeout=10
-                    )
+                    where = TopicPartition(topic, partition)
+                    found[(topic, partition)] = watermarks(consumer, where, 10)
             return found
         finally:
             consumer.close()
@@ -156,7 +159,7 @@ class IngestMesh:
         decode_invalid = AvroDeserializer("invalid_record")
         counts: Counter = Counter()
         places: dict[str, set[str]] = {}
-        for message in _read_all(self.settings, self.outputs, self.routed()):
+        for message in self._read(self.outputs):
             if message.topic() == self.invalid:
                 dead = decode_invalid.decode(message.value())
                 where = f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
@@ -166,11 +169,19 @@ class IngestMesh:
             places.setdefault(where, set()).add(message.topic())
         return counts, sum(1 for p in places.values() if len(p) > 1)
 
+    def _read(self, topics: list[str]) -> list[Any]:
+        """Every message of ``topics`` now (each read until its high watermarks' worth came)."""
+        ends = self.watermarks(topics)
+        return [message for topic in topics
+                for message in read_topic(self.settings, topic, timeout_s=120, idle_s=1,
+                                          expect=sum(h for (t, _), (_, h) in ends.items()
+                                                     if t == topic))]  # fmt: skip
+
     def window_counts(self) -> Counter:
         """The latest count of each 1 s window (the topic is compacted by window), by status."""
         decode = AvroDeserializer("window_count")
         latest = {}
-        for message in _read_all(self.settings, [self.windows], 10**9, timeout_s=5):
+        for message in read_topic(self.settings, self.windows, timeout_s=5):
             latest[message.key()] = decode.decode(message.value())
         counts: Counter = Counter()
         for window in latest.values():
@@ -232,19 +243,6 @@ class RawFeed:
             self.send_slice()
 
 
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (from /proc): the Spark JVM under the job."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 def routing_mode(log: Path) -> str | None:
     """The mode the job said it runs routing in (its JSON start line)."""
     for line in log.read_text().splitlines():
@@ -254,26 +252,8 @@ def routing_mode(log: Path) -> str | None:
 
 
 def _create(settings: Settings, topics: list[str], partitions: int, config: dict[str, str]) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    """The case's topics, as `mesh topics apply` creates declared ones (waiting for leaders)."""
+    from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient(admin_config(settings, log_level=2))
-    new = [NewTopic(t, partitions, 1, config=config) for t in topics]
-    for future in admin.create_topics(new, operation_timeout=30).values():
-        future.result(60)
-
-
-def _read_all(
-    settings: Settings, topics: list[str], expected: int, timeout_s: float = 120.0
-) -> list[Any]:
-    """The messages of ``topics`` from the start, until ``expected`` are read or the timeout."""
-    group = f"chaos-read-{uuid.uuid4().hex[:8]}"
-    consumer = Consumer(consumer_config(settings, group))
-    consumer.subscribe(topics)
-    messages: list[Any] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while len(messages) < expected and time.monotonic() < deadline:
-            messages.extend(m for m in consumer.consume(2000, timeout=0.5) if m.error() is None)
-    finally:
-        consumer.close()
-    return messages
+    specs = [TopicSpec(t, partitions, config=config) for t in topics]
+    apply_topics(AdminClient(admin_config(settings, log_level=2)), specs, timeout=60)

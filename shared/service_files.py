@@ -7,6 +7,7 @@ and the file paths, so neither side imports the other's code.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,6 @@ def data_loss_text(status: Mapping[str, Any] | None) -> str:
     ranges = (status or {}).get("data_loss") or []
     if not ranges:
         return ""
-    import time
-
     last = time.strftime("%H:%M:%S", time.localtime(max(r["at"] for r in ranges)))
     routing = [r for r in ranges if r["query"] == "routing"] or ranges
     total = sum(r["count"] for r in routing)

@@ -1,0 +1,42 @@
+"""SIGKILL for a supervised service as a machine's death would deal it: the service process and
+everything under it (a Spark job's JVM) at once, its supervisor spared (it must restart it).
+
+A driver killed alone leaves its JVM going on for a while (routing, writing), which is no crash
+a case should pretend to test; the ingest and aggregator cases kill through here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from control.supervised_service import supervised_child
+from shared.local_process import LocalProcess
+
+
+def kill_service(process: LocalProcess) -> list[int]:
+    """SIGKILL the service ``process``' supervisor runs now and its children; the pids killed
+    (none when no service runs under it)."""
+    child = supervised_child(process)
+    if child is None or child.pid is None:
+        return []
+    doomed = [child.pid, *children(child.pid)]
+    for pid in doomed:
+        with contextlib.suppress(ProcessLookupError):  # gone already
+            os.kill(pid, signal.SIGKILL)
+    return doomed
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
