@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     from control.servers.ports import ephemeral_port
 
     failed = []
+    suite_began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mesh-chaos-") as tmp:
         base = replace(Settings.from_env(), home=Path(tmp) / "broker", bootstrap_servers="",
                        broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.cases or list(CASES):
                 work = Path(tmp) / name
                 work.mkdir()
+                began = time.monotonic()
                 try:
                     result = CASES[name](settings, work, args.short)
                 except (MeshError, KeyboardInterrupt):
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)  # fmt: skip
                     failed.append(name)
                     continue
-                print(result.line(), flush=True)
+                print(f"{result.line()}\n    took {time.monotonic() - began:.0f} s", flush=True)
                 if not result.passed:
                     failed.append(name)
         except MeshError as error:
@@ -58,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         finally:
             broker.stop()
+    minutes, seconds = divmod(int(time.monotonic() - suite_began), 60)
+    print(f"chaos: {len(args.cases or CASES)} case(s) in {minutes} min {seconds} s")
     if failed:
         print(f"chaos: failed: {', '.join(failed)}", file=sys.stderr)
         return 1

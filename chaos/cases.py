@@ -13,6 +13,7 @@ from chaos import (
     broker_faults,
     detector_errors,
     detector_faults,
+    disk_faults,
     graceful,
     ingest_faults,
     retention,
@@ -37,6 +38,7 @@ CASES: dict[str, Case] = {
     "throwing_detector": detector_errors.throwing_detector,  # 9
     "metrics_compacted": aggregator_faults.metrics_compacted,  # 10
     "aggregator_kill": aggregator_faults.aggregator_kill,  # 11
+    "home_unwritable": disk_faults.home_unwritable,  # 13
     "secure_mesh": security.secure_mesh,  # 14
 }
 

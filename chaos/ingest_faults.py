@@ -22,13 +22,11 @@ within a key is not a routing guarantee (records are re-keyed by type), so it is
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 
-from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_mode
+from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_figures, routing_mode
 from chaos.report import CaseResult
 from chaos.service_kill import kill_service
-from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
 from shared.local_process import LocalProcess
 from shared.service_files import MICRO_BATCH, REAL_TIME
@@ -102,7 +100,7 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
 
     sources, split = mesh.sources()
     acknowledged = mesh.raw_coordinates()
-    figures = _figures(feed, sources, acknowledged)
+    figures = routing_figures(feed, sources, acknowledged)
     if split:
         failures.append(f"{split} raw records landed in a records topic and the dead letters")
     strays = set(sources) - acknowledged
@@ -127,14 +125,6 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
     bound = RATE * (mesh.interval_s + 10) if real_time else 2 * BATCH
     allowed = min(bound, routed_at_kill)
     return CaseResult(name, figures, recover_s, mid_run, allowed, 0, notes, failures)
-
-
-def _figures(feed: RawFeed, sources: Counter, acknowledged: set[str]) -> SmokeFigures:
-    seen = len(acknowledged & set(sources))
-    return SmokeFigures(sent=feed.sent, acknowledged=feed.delivered, seen=seen,
-                        lost=len(acknowledged) - seen,
-                        duplicated=sum(n - 1 for n in sources.values()),
-                        out_of_order=0)  # fmt: skip
 
 
 def _restarted(process: LocalProcess, old_pid: int, timeout_s: float) -> str | None:

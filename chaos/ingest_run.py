@@ -23,6 +23,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from chaos.smoke import SmokeFigures
 from control.launch.ingest import ingest_process, start_ingest
 from shared.avro import AvroDeserializer
 from shared.kafka.apply import apply_topics
@@ -241,6 +242,16 @@ class RawFeed:
     def _run(self) -> None:
         while not self._stopping.is_set():
             self.send_slice()
+
+
+def routing_figures(feed: RawFeed, sources: Counter, acknowledged: set[str]) -> SmokeFigures:
+    """A case's figures from where its raw records went: *seen* are those routed at all,
+    *lost* the acknowledged ones never routed, *duplicated* the routings beyond the first."""
+    seen = len(acknowledged & set(sources))
+    return SmokeFigures(sent=feed.sent, acknowledged=feed.delivered, seen=seen,
+                        lost=len(acknowledged) - seen,
+                        duplicated=sum(n - 1 for n in sources.values()),
+                        out_of_order=0)  # fmt: skip
 
 
 def routing_mode(log: Path) -> str | None:

@@ -22,9 +22,17 @@ class CaseResult:
     notes: list[str] = field(default_factory=list)
     #: what the case's own checks found wrong (beyond the smoke figures)
     failures: list[str] = field(default_factory=list)
+    #: why the case could not run here (it needs what this machine does not give, e.g. root)
+    skipped: str | None = None
+
+    @classmethod
+    def skip(cls, case: str, why: str) -> CaseResult:
+        return cls(case, SmokeFigures(0, 0, 0, 0, 0, 0), None, False, 0, 0, skipped=why)
 
     @property
     def problems(self) -> list[str]:
+        if self.skipped:
+            return []
         found = []
         if not self.mid_run:
             found.append("the fault did not happen mid-run")
@@ -47,6 +55,8 @@ class CaseResult:
         return not self.problems
 
     def line(self) -> str:
+        if self.skipped:
+            return f"{self.case:<28} SKIP: {self.skipped}"
         f = self.figures
         recover = f"{self.recover_s:.1f} s" if self.recover_s is not None else "-"
         verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.problems)

@@ -40,6 +40,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from shared.disk_space import disk_space
 from shared.json_files import read_json, write_json_atomic
 
 _PR_SET_PDEATHSIG = 1
@@ -140,11 +141,15 @@ class Supervisor:
                     self.child.kill()
 
     def _reason(self, code: int, started: float) -> str:
-        """The child's own last error if it wrote one during this run, else how it exited."""
+        """The child's own last error if it wrote one during this run, else how it exited; and
+        when MESH_HOME takes no writes, that (the child could not write its error there)."""
         how = describe_exit(code)
         status = read_json(self.child_status) if self.child_status else None
         if status and status.get("last_error") and float(status.get("updated", 0)) >= started:
-            return f"{how}: {status['last_error']}"
+            how = f"{how}: {status['last_error']}"
+        space = disk_space(self.state_file.parent)
+        if space.blocks_writes:
+            how = f"{how} (its disk {space.text()})"
         return how
 
     def _sleep(self, seconds: float) -> None:

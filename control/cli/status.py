@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from control.servers.broker import LocalBroker
 from control.supervised_service import supervised_child
+from shared.disk_space import disk_space
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
+    _home_line(settings)
     if not settings.uses_external_kafka:
         info = LocalBroker(settings).running()
         if info is None:
@@ -58,6 +60,20 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
     return 0
+
+
+def _home_line(settings: Settings) -> None:
+    """MESH_HOME's disk: every service's checkpoints, state and log are there, so a full or
+    read-only one stops them all, and none of them can say so itself (chaos case 13)."""
+    space = disk_space(settings.home)
+    if not space.blocks_writes:
+        print(f"home     {space.state:<6} {space.text()}")
+        return
+    remedy = "remount it read-write" if space.read_only else "free space there"
+    print(
+        f"home     {space.state:<6} {space.text()}: services cannot write their checkpoints, "
+        f"state or logs; {remedy} and their supervisors restart them"
+    )
 
 
 def _container_lines() -> None:

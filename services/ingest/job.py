@@ -288,12 +288,13 @@ KEPT_RANGES = 50
 
 
 def repair_checkpoints(checkpoints: Path) -> None:
-    """Clear what a kill mid-write left in the queries' checkpoints, which would otherwise stop
-    them from starting again (:mod:`services.ingest.checkpoint_repair`)."""
+    """Clear what a kill or a full disk mid-write left in the queries' checkpoints, which would
+    otherwise stop them from starting again (:mod:`services.ingest.checkpoint_repair`)."""
     for folder in query_checkpoints(checkpoints).values():
         for path in clear_interrupted_writes(folder):
-            print(f"ingest: removed {path.relative_to(checkpoints)}, left by a job killed while "
-                  "it wrote its checkpoint", file=sys.stderr, flush=True)  # fmt: skip
+            print(f"ingest: removed {path.relative_to(checkpoints)}, left by a job that died "
+                  "while writing its checkpoint (killed, or its disk full)", file=sys.stderr,
+                  flush=True)  # fmt: skip
 
 
 def check_data_loss(settings: Settings, config: IngestConfig) -> list[SkippedRange]:

@@ -26,3 +26,15 @@ def test_a_state_file_that_cannot_be_written_does_not_stop_the_supervisor(tmp_pa
     supervisor._update(state="backoff")
     assert supervisor.state["state"] == "backoff" and supervisor.state_unwritable
     assert capsys.readouterr().err.count("cannot write") == 1  # said once, not per change
+
+
+def test_a_child_that_died_on_a_full_disk_is_said_to_have(tmp_path, monkeypatch):
+    from control import supervisor as module
+    from shared.disk_space import DiskSpace
+
+    full = DiskSpace(tmp_path, 4096, 64 * 2**20, 100, read_only=False)
+    monkeypatch.setattr(module, "disk_space", lambda path: full)
+    watcher = module.Supervisor(module.parser().parse_args(["--state", str(tmp_path / "s.json"),
+                                                            "--", "true"]))  # fmt: skip
+    reason = watcher._reason(1, started=0.0)
+    assert reason == f"exit code 1 (its disk {tmp_path}: no space left (4.0 KiB free of 64.0 MiB))"

@@ -1,0 +1,193 @@
+"""Case 13: MESH_HOME takes no writes under the running ingest job (full; the long form then
+read-only too), and the mesh comes back by itself, with nothing lost and no corrupt state, once
+it takes them again.
+
+The job runs as `mesh up` runs it (supervised, micro-batch) on the frame of
+:mod:`chaos.ingest_run`, with its MESH_HOME on a tmpfs of its own (:mod:`chaos.mounts`, so the
+fault touches nothing else; root only: without root the case is skipped and says so). Its
+checkpoints, its supervisor's state and its log are all there, as in production.
+
+For each fault: raw records arrive while the disk takes no writes, so the job's next batch must
+write its checkpoint and cannot. Checked, in order:
+
+* the fault really happened mid-run: records were routed before it and more were still coming,
+  and the job died of it;
+* `mesh status` said what is wrong (``home FULL`` or ``home READONLY``), since no service can
+  write that line itself;
+* the disk is given back (the filler deleted, the read-only mount removed) and nobody runs
+  `mesh up`: the supervisor restarts the job, which resumes on its checkpoint; *recovered in*
+  is from the disk given back until routing grew again;
+* the supervisor's last exit names the disk (``exit code 1 (its disk ...: no space left ...)``);
+* every raw record was routed at least once, window counts exact; what was replayed is at most
+  the batch the fault interrupted. Any partial checkpoint write the restart had to clear is
+  noted (the job logs it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_figures
+from chaos.mounts import MountRefused, fill, make_read_only, mount_tmpfs, unmount
+from chaos.report import CaseResult
+from control.supervised_service import supervised_child
+from shared.disk_space import disk_space
+from shared.service_files import MICRO_BATCH
+from shared.settings import Settings
+
+NAME = "home_unwritable"
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    #: what `mesh status` must say of MESH_HOME meanwhile, and the supervisor's exit reason
+    status_word: str
+    reason_words: str
+    #: make ``home`` take no writes; returns what gives it back
+    apply: Callable[[Path], Callable[[], None]]
+
+
+def _full(home: Path) -> Callable[[], None]:
+    filler = fill(home)
+    return lambda: filler.unlink()
+
+
+def _read_only(home: Path) -> Callable[[], None]:
+    make_read_only(home)
+    return lambda: unmount(home)
+
+
+FULL = Fault("full", "FULL", "no space left", _full)
+READ_ONLY = Fault("read-only", "READONLY", "read-only", _read_only)
+
+
+def home_unwritable(settings: Settings, work: Path, short: bool) -> CaseResult:
+    if os.geteuid() != 0:
+        return CaseResult.skip(NAME, "mounting the case's own MESH_HOME (a tmpfs) needs root")
+    home = work / "home"
+    try:
+        mount_tmpfs(home)
+    except MountRefused as refused:
+        return CaseResult.skip(NAME, f"the kernel refused the case's tmpfs: {refused}")
+    try:
+        return _run(settings, work, [FULL] if short else [FULL, READ_ONLY], short)
+    finally:
+        unmount(home)
+
+
+@dataclass
+class _Outcome:
+    died: bool
+    status_line: str
+    routed_before: int
+    delivered: int
+    recover_s: float | None
+
+
+def _run(settings: Settings, work: Path, faults: list[Fault], short: bool) -> CaseResult:
+    mesh = IngestMesh.create(settings, work, MICRO_BATCH)
+    feed = RawFeed(mesh, rate=0, slice_s=5)
+    failures: list[str] = []
+    notes: list[str] = []
+    outcomes: list[_Outcome] = []
+    feed.send_slice()
+    mesh.start()
+    try:
+        mesh.wait_routed(feed.delivered, 240, "the first records routed")
+        for fault in faults:
+            outcome = _unwritable(mesh, feed, fault, hold_s=5 if short else 15)
+            outcomes.append(outcome)
+            failures += _judge(mesh, fault, outcome)
+            notes.append(f"{fault.name}: {outcome.routed_before} routed before; job died: "
+                         f"{outcome.died}; `mesh status`: {outcome.status_line!r}")  # fmt: skip
+        mesh.wait_quiet()
+        windows = mesh.wait_windows(feed.delivered)
+    finally:
+        feed.stop()
+        mesh.process.stop()
+    log = mesh.process.log_file.read_text(errors="replace").splitlines()
+    cleared = [line for line in log if "died while writing its checkpoint" in line]
+    notes.append(f"partial checkpoint writes the restarts cleared: {len(cleared)}; windows "
+                 f"{dict(windows)}")  # fmt: skip
+
+    sources, split = mesh.sources()
+    acknowledged = mesh.raw_coordinates()
+    if split:
+        failures.append(f"{split} raw records landed in a records topic and the dead letters")
+    if len(acknowledged) != feed.delivered:
+        failures.append(f"the raw topics hold {len(acknowledged)} records, the feed says "
+                        f"{feed.delivered} were acknowledged")  # fmt: skip
+    if sum(windows.values()) != feed.delivered or windows["INVALID"] != feed.invalid:
+        failures.append(f"window counts {dict(windows)} for {feed.delivered} records "
+                        f"({feed.invalid} invalid)")  # fmt: skip
+    mid_run = all(o.died and 0 < o.routed_before < o.delivered for o in outcomes)
+    recovered = [o.recover_s for o in outcomes]
+    recover_s = None if None in recovered else max(r for r in recovered if r is not None)
+    # A batch the fault interrupted is routed again: one BATCH per fault at most.
+    allowed = BATCH * len(faults)
+    figures = routing_figures(feed, sources, acknowledged)
+    return CaseResult(NAME, figures, recover_s, mid_run, allowed, 0, notes, failures)
+
+
+def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) -> _Outcome:
+    """Take writes away from MESH_HOME while records arrive; give them back once the job died
+    of it (and ``hold_s`` more, so restarts meet the fault too); then wait for the recovery."""
+    home = mesh.settings.home
+    child = supervised_child(mesh.process)
+    if child is None or child.pid is None:
+        raise RuntimeError(f"no ingest job runs before the {fault.name} fault")
+    routed_before = mesh.routed()
+    give_back = fault.apply(home)
+    try:
+        if not disk_space(home).blocks_writes:
+            raise RuntimeError(f"the {fault.name} fault did not take: {disk_space(home).text()}")
+        feed.send_slice()  # the job's next batch must write its checkpoint
+        died = mesh.process.wait_gone(child.pid, 120)
+        status_line = _status_home_line(mesh.settings)
+        time.sleep(hold_s)
+        routed_in_fault = mesh.routed()
+    finally:
+        give_back()
+    given_back = time.monotonic()
+    recover_s = None
+    deadline = given_back + 300
+    while time.monotonic() < deadline:
+        if mesh.routed() > routed_in_fault:
+            recover_s = time.monotonic() - given_back
+            break
+        time.sleep(0.5)
+    mesh.wait_routed(feed.delivered, 300, f"routing after the {fault.name} disk came back")
+    return _Outcome(died, status_line, routed_before, feed.delivered, recover_s)
+
+
+def _judge(mesh: IngestMesh, fault: Fault, outcome: _Outcome) -> list[str]:
+    found = []
+    if not outcome.died:
+        found.append(f"the job lived through a {fault.name} MESH_HOME for 120 s")
+    if not outcome.status_line.startswith(f"home     {fault.status_word}"):
+        found.append(f"`mesh status` said {outcome.status_line!r} of a {fault.name} MESH_HOME")
+    if outcome.recover_s is None:
+        found.append(f"routing did not resume within 300 s of the {fault.name} disk coming back")
+    child = supervised_child(mesh.process)
+    last_exit = (child.last_exit if child else None) or ""
+    if fault.reason_words not in last_exit:
+        found.append(f"the supervisor's last exit {last_exit!r} does not name the {fault.name} "
+                     "disk")  # fmt: skip
+    return found
+
+
+def _status_home_line(settings: Settings) -> str:
+    """The ``home`` line of `mesh status` run as a user would, on the case's MESH_HOME."""
+    env = {**os.environ, "MESH_HOME": str(settings.home),
+           "MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "control.cli.main", "status"], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    lines = [line for line in done.stdout.splitlines() if line.startswith("home ")]
+    return lines[0] if lines else f"(no home line; exit {done.returncode}: {done.stderr[-200:]})"
