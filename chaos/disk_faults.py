@@ -77,7 +77,7 @@ def home_unwritable(settings: Settings, work: Path, short: bool) -> CaseResult:
     except MountRefused as refused:
         return CaseResult.skip(NAME, f"the kernel refused the case's tmpfs: {refused}")
     try:
-        return _run(settings, work, [FULL] if short else [FULL, READ_ONLY], short)
+        return _run(settings, home, work, [FULL] if short else [FULL, READ_ONLY], short)
     finally:
         unmount(home)
 
@@ -86,20 +86,26 @@ def home_unwritable(settings: Settings, work: Path, short: bool) -> CaseResult:
 class _Outcome:
     died: bool
     status_line: str
+    #: routed before the fault, and when the job had died of it (with what was delivered then)
     routed_before: int
-    delivered: int
+    routed_at_death: int
+    delivered_at_death: int
     recover_s: float | None
 
 
-def _run(settings: Settings, work: Path, faults: list[Fault], short: bool) -> CaseResult:
+def _run(
+    settings: Settings, home: Path, work: Path, faults: list[Fault], short: bool
+) -> CaseResult:
     mesh = IngestMesh.create(settings, work, MICRO_BATCH)
+    if mesh.settings.home != home or not os.path.ismount(home):  # never fill another disk
+        raise RuntimeError(f"the job's MESH_HOME {mesh.settings.home} is not the case's tmpfs")
     feed = RawFeed(mesh, rate=0, slice_s=5)
     failures: list[str] = []
     notes: list[str] = []
     outcomes: list[_Outcome] = []
-    feed.send_slice()
-    mesh.start()
     try:
+        feed.send_slice()
+        mesh.start()
         mesh.wait_routed(feed.delivered, 240, "the first records routed")
         for fault in faults:
             outcome = _unwritable(mesh, feed, fault, hold_s=5 if short else 15)
@@ -127,7 +133,11 @@ def _run(settings: Settings, work: Path, faults: list[Fault], short: bool) -> Ca
     if sum(windows.values()) != feed.delivered or windows["INVALID"] != feed.invalid:
         failures.append(f"window counts {dict(windows)} for {feed.delivered} records "
                         f"({feed.invalid} invalid)")  # fmt: skip
-    mid_run = all(o.died and 0 < o.routed_before < o.delivered for o in outcomes)
+    # Mid-run: records were routed before the fault, and some were waiting when it struck.
+    mid_run = bool(outcomes) and all(
+        o.died and o.routed_before > 0 and o.routed_at_death < o.delivered_at_death
+        for o in outcomes
+    )
     recovered = [o.recover_s for o in outcomes]
     recover_s = None if None in recovered else max(r for r in recovered if r is not None)
     # A batch the fault interrupted is routed again: one BATCH per fault at most.
@@ -150,6 +160,7 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
             raise RuntimeError(f"the {fault.name} fault did not take: {disk_space(home).text()}")
         feed.send_slice()  # the job's next batch must write its checkpoint
         died = mesh.process.wait_gone(child.pid, 120)
+        routed_at_death, delivered_at_death = mesh.routed(), feed.delivered
         status_line = _status_home_line(mesh.settings)
         time.sleep(hold_s)
         routed_in_fault = mesh.routed()
@@ -164,7 +175,8 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
             break
         time.sleep(0.5)
     mesh.wait_routed(feed.delivered, 300, f"routing after the {fault.name} disk came back")
-    return _Outcome(died, status_line, routed_before, feed.delivered, recover_s)
+    return _Outcome(died, status_line, routed_before, routed_at_death, delivered_at_death,
+                    recover_s)  # fmt: skip
 
 
 def _judge(mesh: IngestMesh, fault: Fault, outcome: _Outcome) -> list[str]:

@@ -55,8 +55,8 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
     process = mesh.process
     if not real_time:  # a backlog, read in small batches
         feed.send_slice(4 * BATCH if short else None)
-    mesh.start()
     try:
+        mesh.start()
         if real_time:  # records arrive while the job runs
             feed.start()
         mesh.wait_routed(2 * BATCH, 240, "the first records routed")

@@ -42,12 +42,15 @@ def unmount(folder: Path) -> None:
     """The top mount on ``folder``; lazily if a process still has it busy (the case stops its
     processes first, so that is a leftover, not the rule)."""
     done = subprocess.run(["umount", str(folder)], capture_output=True, text=True)
-    if done.returncode != 0:
-        subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=True)
+    if done.returncode != 0:  # a leftover holds it: detach it now, the kernel frees it later
+        subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
 
 
 def fill(folder: Path) -> Path:
-    """A file in ``folder`` grown until the disk is full (ENOSPC); the file, to free it later."""
+    """A file in ``folder`` grown until the disk is full (ENOSPC); the file, to free it later.
+    Only ever on a mount of the case's own: a folder that is no mount point is refused."""
+    if not os.path.ismount(folder):
+        raise RuntimeError(f"{folder} is no mount point: refusing to fill the disk under it")
     filler = folder / "filler.bin"
     chunk = b"\0" * 2**20
     with filler.open("wb", buffering=0) as out:

@@ -49,8 +49,8 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
     process = mesh.process
     failures: list[str] = []
     feed.send_slice(count)
-    mesh.start()
     try:
+        mesh.start()
         mesh.wait_routed(feed.delivered, 240, "the first run routed")
         mesh.wait_quiet()
         process.stop()  # SIGTERM: real-time routing stops at its next checkpoint

@@ -1,11 +1,13 @@
 """Case 14: a secure mesh refuses what it should and runs the normal path.
 
-On a secure broker of its own (SASL/SCRAM, ACLs, no anonymous listener), ``mesh``'s principal
-code creates the echo detector's principal from its grants. Then:
+On a secure broker of its own (SASL/SCRAM over TLS, ACLs, no anonymous listener), ``mesh``'s
+principal code creates the echo detector's principal from its grants. Then:
 
 * **the normal path once**: the smoke driver (as admin) feeds the echo detector, which runs as
   its own principal; every record must be alerted, as on a plain broker;
-* **refusals**, each tried with a real client: a plaintext client; a login with an unknown
+* **refusals**, each tried with a real client: a plaintext client; the admin's right login
+  without TLS; a TLS client that does not trust the mesh's CA (the system's CAs); a login with
+  an unknown
   principal; the echo principal with a wrong password; the echo principal reading another
   detector's input, writing another service's topic, joining another service's group; and a
   detector instance started with a wrong password, which must exit 2 with one line;
@@ -31,7 +33,7 @@ from chaos.case_run import CaseRun, Load
 from chaos.report import CaseResult
 from shared.errors import MeshError
 from shared.kafka.config import consumer_config, producer_config
-from shared.kafka.security import ADMIN, password_file
+from shared.kafka.security import ADMIN, ca_file, client_security, password_file
 from shared.settings import Settings
 
 #: How long a refusal may take to show (librdkafka answers in well under a second here).
@@ -48,7 +50,8 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
     broker = LocalBroker(base)
     info, _ = broker.ensure_started()
     admin = replace(settings, bootstrap_servers=info.bootstrap, kafka_username=ADMIN,
-                    kafka_password_file=password_file(base, ADMIN))  # fmt: skip
+                    kafka_password_file=password_file(base, ADMIN),
+                    kafka_ca_file=ca_file(base))  # fmt: skip
     failures: list[str] = []
     try:
         mesh = CaseMesh.create(admin, work)
@@ -58,7 +61,8 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
         secret = ensure_principal(admin, principal, detector_grants(mesh.names, "echo",
                                                                    ["transactions"]))  # fmt: skip
         echo = replace(admin, kafka_username=principal, kafka_password_file=secret)
-        login = {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret)}
+        login = {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret),
+                 "MESH_KAFKA_CA_FILE": str(ca_file(base))}  # fmt: skip
         status = work / "echo-a.status.json"
         with CaseRun(mesh, Load.of(short), poison_every=1000) as run:
             run.instance("a", ["--status-file", str(status)], env=login)
@@ -82,7 +86,8 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
                       failures=failures)  # fmt: skip
 
 
-_REFUSALS = ("plaintext client", "unknown principal", "wrong password", "another's input",
+_REFUSALS = ("plaintext client", "a login without TLS", "a CA it does not trust",
+             "unknown principal", "wrong password", "another's input",
              "another's topic", "another's group", "a detector with a wrong password")  # fmt: skip
 
 
@@ -96,8 +101,16 @@ def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) 
     own_group = names.detector_group("echo")
     stranger = replace(echo, kafka_username="nobody", kafka_password_file=wrong)
     mistyped = replace(echo, kafka_password_file=wrong)
+    right = {"bootstrap.servers": bootstrap, **client_security(echo)}
+    right.pop("error_cb")  # the refusal is what this asks for, not a raised error
     checks: dict[str, Callable[[], str | None]] = {
         "plaintext client": lambda: _metadata({"bootstrap.servers": bootstrap}),
+        "a login without TLS": lambda: _metadata(
+            {**right, "security.protocol": "SASL_PLAINTEXT"}, because="_TRANSPORT"
+        ),
+        "a CA it does not trust": lambda: _metadata(
+            {**right, "ssl.ca.location": "probe"}, because="certificate verify failed"
+        ),
         "unknown principal": lambda: _consume(stranger, transactions, "any"),
         "wrong password": lambda: _consume(mistyped, transactions, own_group),
         "another's input": lambda: _consume(echo, logins, own_group),
@@ -117,6 +130,8 @@ def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) 
 
 def _short(error: str) -> str:
     """The gist of a client's error: its code, or its first words."""
+    if "certificate verify failed" in error:
+        return "certificate verify failed"
     for code in ("AUTHORIZATION_FAILED", "_TRANSPORT", "refused the login"):
         if code in error:
             start = error.find("code=")
@@ -127,7 +142,8 @@ def _short(error: str) -> str:
 def _detector_refused(mesh: CaseMesh, echo: Settings, wrong: Path) -> str | None:
     """What a detector instance started with a wrong password says: it must exit 2 with one
     line naming its principal (no traceback, no hang)."""
-    login = {"MESH_KAFKA_USERNAME": echo.kafka_username, "MESH_KAFKA_PASSWORD_FILE": str(wrong)}
+    login = {"MESH_KAFKA_USERNAME": echo.kafka_username, "MESH_KAFKA_PASSWORD_FILE": str(wrong),
+             "MESH_KAFKA_CA_FILE": str(echo.kafka_ca_file)}  # fmt: skip
     instance = mesh.instance("refused", env=login)
     try:
         code = instance.process.wait(60)
@@ -138,17 +154,25 @@ def _detector_refused(mesh: CaseMesh, echo: Settings, wrong: Path) -> str | None
     said = [line for line in instance.log_text().splitlines() if line.startswith("error:")]
     if code != 2 or "Traceback" in instance.log_text() or len(said) != 1:
         return None
-    return said[0]
+    return said[0] if "refused the login" in said[0] else None
 
 
-def _metadata(config: dict[str, Any]) -> str | None:
-    """The error a client gets asking for metadata, or None if it got it."""
+def _metadata(config: dict[str, Any], because: str = "") -> str | None:
+    """The error a client gets asking for metadata (with what librdkafka told its error
+    callback, where a TLS failure's reason is), or None if it got the metadata or was refused
+    for another reason than ``because``."""
     from confluent_kafka.admin import AdminClient
 
+    told: list[str] = []
+    settings: dict[str, Any] = {**config, "log_level": 0}
+    settings["error_cb"] = lambda e: told.append(e.str())
+    client = AdminClient(settings)
     try:
-        AdminClient({**config, "log_level": 0}).list_topics(timeout=REFUSAL_WAIT_S / 2)
+        client.list_topics(timeout=REFUSAL_WAIT_S / 2)
     except Exception as error:  # KafkaException: refused
-        return str(error)
+        client.poll(0)  # hands the error callback what is pending
+        said = "; ".join([str(error), *dict.fromkeys(told)])
+        return said if because in said else None
     return None
 
 

@@ -147,7 +147,10 @@ class Supervisor:
         status = read_json(self.child_status) if self.child_status else None
         if status and status.get("last_error") and float(status.get("updated", 0)) >= started:
             how = f"{how}: {status['last_error']}"
-        space = disk_space(self.state_file.parent)
+        try:
+            space = disk_space(self.state_file.parent)
+        except OSError:  # the disk is gone altogether: the exit says enough
+            return how
         if space.blocks_writes:
             how = f"{how} (its disk {space.text()})"
         return how

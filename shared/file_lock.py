@@ -7,6 +7,7 @@ cannot be created or written becomes a one-line error saying to point MESH_HOME 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +22,11 @@ def folder_lock(folder: Path, error: type[MeshError] = MeshError) -> Iterator[No
         folder.mkdir(parents=True, exist_ok=True)
         handle = (folder / ".lock").open("w")
     except OSError as exc:
-        raise error(
-            f"cannot write {folder}: {exc.strerror}; set MESH_HOME to a folder you can write"
-        ) from None
+        remedy = {
+            errno.ENOSPC: "free space there",
+            errno.EROFS: "remount it read-write",
+        }.get(exc.errno or 0, "set MESH_HOME to a folder you can write")
+        raise error(f"cannot write {folder}: {exc.strerror}; {remedy}") from None
     with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield

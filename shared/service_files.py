@@ -61,6 +61,19 @@ def data_loss_text(status: Mapping[str, Any] | None) -> str:
     return f"DATA LOSS: {total} raw records skipped ({len(ranges)} ranges, the last at {last})"
 
 
+def acknowledge_data_loss(status: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """``status`` with its reported ranges moved to ``data_loss_acknowledged`` (stamped
+    ``acknowledged_at``): `mesh status` stops showing them, and the job, which looks in both
+    lists, does not report them again. The newest ranges are kept there too, never deleted."""
+    moved = [{**r, "acknowledged_at": now} for r in status.get("data_loss") or []]
+    kept = [*(status.get("data_loss_acknowledged") or []), *moved][-KEPT_ACKNOWLEDGED:]
+    return {**status, "data_loss": [], "data_loss_acknowledged": kept}
+
+
+#: Acknowledged data-loss ranges kept in the ingest status file (the oldest go first).
+KEPT_ACKNOWLEDGED = 200
+
+
 def notifier_text(status: Mapping[str, Any]) -> str:
     """``delivered fraud-team 12, audit-log 30; 3 duplicates suppressed; 0 pending; ...``."""
     delivered = ", ".join(f"{c} {n}" for c, n in sorted(status.get("delivered", {}).items()))

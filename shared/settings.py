@@ -41,6 +41,9 @@ class Settings:
     #: A file holding that principal's password (never the password itself: an environment
     #: variable ends up in process listings and logs).
     kafka_password_file: Path | None = None
+    #: The CA certificate (PEM) that signed the cluster's TLS certificate: set, clients log in
+    #: over TLS (SASL_SSL). Empty: the local secure mesh's own CA when there is one, else none.
+    kafka_ca_file: Path | None = None
     #: Seconds to wait for a local broker to accept requests.
     broker_start_timeout: float = 90.0
     #: Heap of the local broker's JVM.

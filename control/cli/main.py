@@ -10,11 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from control.cli import broker, compose, deploy, produce, services, status, topics, world
+from control.cli import (
+    broker,
+    compose,
+    deploy,
+    ingest,
+    produce,
+    services,
+    status,
+    topics,
+    world,
+)
 from shared.errors import MeshError
 from shared.settings import Settings
 
-VERB_MODULES = (world, status, deploy, services, broker, topics, produce, compose)
+VERB_MODULES = (world, status, deploy, services, ingest, broker, topics, produce, compose)
 
 
 def build_parser() -> argparse.ArgumentParser:

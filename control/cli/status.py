@@ -65,7 +65,14 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
 def _home_line(settings: Settings) -> None:
     """MESH_HOME's disk: every service's checkpoints, state and log are there, so a full or
     read-only one stops them all, and none of them can say so itself (chaos case 13)."""
-    space = disk_space(settings.home)
+    try:
+        space = disk_space(settings.home)
+    except OSError as error:
+        print(f"home     ?      {settings.home}: {error.strerror}")
+        return
+    if space.state == "LOW":
+        print(f"home     LOW    {space.text()}: free space there before services stop on it")
+        return
     if not space.blocks_writes:
         print(f"home     {space.state:<6} {space.text()}")
         return

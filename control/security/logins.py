@@ -2,7 +2,8 @@
 
 ``mesh up`` (and ``mesh deploy``) ask here before starting a service: on a secure local broker
 the service's principal is made (or brought in line) with its grants, and the service is told
-who it is by two environment variables, the principal and the *file* holding its password. On a
+who it is by two environment variables, the principal and the *file* holding its password, and
+by a third which CA to trust (the broker takes logins over TLS only). On a
 plaintext mesh, or a cluster named by MESH_BOOTSTRAP_SERVERS, nothing is added.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 
 from control.security import grants
 from control.security.principals import ensure_principal
+from shared.kafka.security import ca_file
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -28,7 +30,9 @@ def login_env(
 ) -> dict[str, str]:
     """Create ``principal`` with exactly ``granted``; the environment that logs a service in."""
     secret = ensure_principal(settings, principal, granted)
-    return {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret)}
+    login = {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret)}
+    ca = ca_file(settings)  # made at the secure broker's start; none while one made before runs
+    return login | ({"MESH_KAFKA_CA_FILE": str(ca)} if ca.is_file() else {})
 
 
 def service_login(settings: Settings, service: str) -> dict[str, str]:

@@ -21,12 +21,13 @@ from typing import Any
 
 from control.servers import broker_security
 from control.servers.broker_security import Passwords
+from control.servers.broker_tls import BrokerTls, ensure_broker_tls
 from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
-from shared.kafka.security import ADMIN, Credentials, login_config
+from shared.kafka.security import ADMIN, Credentials, ca_file, login_config
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -72,10 +73,11 @@ class LocalBroker(LocalServer[BrokerInfo]):
         host = self.settings.broker_host
         port, controller_port = self._choose_ports(host)
         formatted = (self.data_dir / "meta.properties").exists()
-        secret = None
+        secret = tls = None
         if broker_security.secure_start(self.settings, self.dir, formatted):
             secret = broker_security.passwords(self.settings, self.dir)
-        self._write_config(host, port, controller_port, secret)
+            tls = ensure_broker_tls(ca_file(self.settings), self.dir, [host])
+        self._write_config(host, port, controller_port, secret, tls)
         self._format_storage(secret)
         return self._java("kafka.Kafka", str(self.config_file)), BrokerInfo(
             0, port, controller_port, host
@@ -89,7 +91,8 @@ class LocalBroker(LocalServer[BrokerInfo]):
             config: dict[str, Any] = {"bootstrap.servers": info.bootstrap, "log_level": 0}
             if self.secure:
                 admin = broker_security.passwords(self.settings, self.dir).admin
-                config |= login_config(Credentials(ADMIN, admin))
+                ca = ca_file(self.settings)  # none yet: a broker made secure before TLS runs
+                config |= login_config(Credentials(ADMIN, admin), ca if ca.is_file() else None)
                 config.pop("error_cb")  # a refused login while it starts: ask again
             client = AdminClient(config)
             self._admin = (info.bootstrap, client)
@@ -99,7 +102,9 @@ class LocalBroker(LocalServer[BrokerInfo]):
             return False
 
     def _describe(self, info: BrokerInfo) -> str:
-        return f"on {info.bootstrap}" + (" (secure: SASL/SCRAM, ACLs)" if self.secure else "")
+        return f"on {info.bootstrap}" + (
+            " (secure: SASL/SCRAM over TLS, ACLs)" if self.secure else ""
+        )
 
     @property
     def secure(self) -> bool:
@@ -142,13 +147,14 @@ class LocalBroker(LocalServer[BrokerInfo]):
         return port, controller
 
     def _write_config(
-        self, host: str, port: int, controller_port: int, secret: Passwords | None
-    ) -> None:
+        self, host: str, port: int, controller_port: int, secret: Passwords | None,
+        tls: BrokerTls | None,
+    ) -> None:  # fmt: skip
         """Mode 0600: a secure broker's passwords are in it."""
         self.config_file.touch(mode=0o600)
         self.config_file.chmod(0o600)
         self.config_file.write_text(
-            broker_properties(host, port, controller_port, self.data_dir, secure=secret)
+            broker_properties(host, port, controller_port, self.data_dir, secure=secret, tls=tls)
         )
 
     def _java(self, main_class: str, *args: str) -> list[str]:
@@ -199,6 +205,7 @@ def broker_properties(
     listen_host: str | None = None,
     advertised_host: str | None = None,
     secure: Passwords | None = None,
+    tls: BrokerTls | None = None,
 ) -> str:
     """The single-node KRaft broker's ``server.properties``: the local mesh's and the broker
     image's (which gets placeholders its entrypoint fills in). ``host`` is where the controller
@@ -231,8 +238,10 @@ def broker_properties(
         "log.segment.bytes": str(64 * 1024 * 1024),
     }
     if secure is not None:
+        if tls is None:
+            raise ValueError("a secure broker needs its TLS files")
         properties |= broker_security.secure_properties(
-            listen, advertised, host, port, controller_port, secure
+            listen, advertised, host, port, controller_port, secure, tls
         )
     return "".join(f"{k}={v}\n" for k, v in properties.items())
 

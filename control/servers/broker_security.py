@@ -2,11 +2,12 @@
 
 Two listeners, both SASL on 127.0.0.1 (verified on Kafka 4.1 here; docs/security.md):
 
-* **CLIENT** (the broker's port): SCRAM-SHA-512 only. Every client logs in as its principal; the
-  ``StandardAuthorizer`` allows each only what its ACLs say (no ACL, no access). The broker talks
-  to itself over it as ``admin``, the super user whose SCRAM credential is written into the
-  metadata log when the storage is formatted (``--add-scram``): SCRAM credentials live there, so
-  the first one cannot be created over the wire.
+* **CLIENT** (the broker's port): SCRAM-SHA-512 only, over TLS (SASL_SSL) with a certificate
+  signed by a CA made for this MESH_HOME (:mod:`control.servers.broker_tls`). Every client logs
+  in as its principal; the ``StandardAuthorizer`` allows each only what its ACLs say (no ACL, no
+  access). The broker talks to itself over it as ``admin``, the super user whose SCRAM
+  credential is written into the metadata log when the storage is formatted (``--add-scram``):
+  SCRAM credentials live there, so the first one cannot be created over the wire.
 * **CONTROLLER**: PLAIN with a static ``controller`` user (the KRaft quorum must log in before
   the metadata log, and so any SCRAM credential, exists). librdkafka cannot use this listener at
   all; it stays on loopback and its password is random, in the 0600 ``server.properties`` only.
@@ -21,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from control.servers.broker_tls import BrokerTls
 from shared.errors import MeshError
 from shared.kafka.security import ADMIN, MECHANISM, ensure_password, password_file
 from shared.settings import Settings
@@ -64,16 +66,16 @@ def format_arguments(secret: Passwords) -> list[str]:
 
 def secure_properties(
     listen: str, advertised: str, host: str, port: int | str, controller_port: int | str,
-    secret: Passwords,
+    secret: Passwords, tls: BrokerTls,
 ) -> dict[str, str]:  # fmt: skip
-    """The listener, login and authorizer keys of a secure broker (they replace the plain
+    """The listener, TLS, login and authorizer keys of a secure broker (they replace the plain
     broker's listener keys)."""
     scram = "org.apache.kafka.common.security.scram.ScramLoginModule"
     plain = "org.apache.kafka.common.security.plain.PlainLoginModule"
     return {
         "listeners": f"CLIENT://{listen}:{port},CONTROLLER://{listen}:{controller_port}",
         "advertised.listeners": f"CLIENT://{advertised}:{port}",
-        "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+        "listener.security.protocol.map": "CLIENT:SASL_SSL,CONTROLLER:SASL_PLAINTEXT",
         "controller.quorum.voters": f"1@{host}:{controller_port}",
         "inter.broker.listener.name": "CLIENT",
         "sasl.mechanism.inter.broker.protocol": MECHANISM,
@@ -89,4 +91,5 @@ def secure_properties(
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": f"User:{CONTROLLER};User:{ADMIN}",
         "allow.everyone.if.no.acl.found": "false",
+        **tls.properties(),
     }  # fmt: skip

@@ -324,7 +324,8 @@ def report_data_loss(
     an earlier start reported is not counted again)."""
     status_file = ingest_status_file(settings.home)
     status = read_json(status_file) or {}
-    skipped = [gap for gap in skipped if not _reported(gap, status.get("data_loss", []))]
+    known = [*status.get("data_loss", []), *status.get("data_loss_acknowledged", [])]
+    skipped = [gap for gap in skipped if not _reported(gap, known)]
     if not skipped:
         return
     now = time.time()

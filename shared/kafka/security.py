@@ -1,5 +1,6 @@
 """How a client logs in to a secure cluster: SASL/SCRAM with a principal's password read from a
-file, and an authentication failure turned into one clear error instead of endless retries.
+file, over TLS when it trusts a CA (the local secure mesh makes its own), and an authentication
+failure turned into one clear error instead of endless retries.
 
 librdkafka reports a refused login only to the ``error_cb`` and then retries for ever, so a
 service with a wrong password would hang, looking healthy. ``raise_on_auth_failure`` is installed
@@ -19,7 +20,8 @@ from shared.errors import ConfigError, MeshError
 from shared.settings import Settings
 
 MECHANISM = "SCRAM-SHA-512"
-PROTOCOL = "SASL_PLAINTEXT"
+#: Without and with TLS (the local secure broker speaks only the second since issue 19).
+PROTOCOL, TLS_PROTOCOL = "SASL_PLAINTEXT", "SASL_SSL"
 #: The local secure broker's super user, whose password ``mesh`` keeps under MESH_HOME.
 ADMIN = "admin"
 
@@ -42,6 +44,25 @@ def password_file(settings: Settings, principal: str) -> Path:
     return secrets_dir(settings) / f"{principal}.password"
 
 
+def ca_file(settings: Settings) -> Path:
+    """The local secure mesh's CA certificate, which signed its broker's (not a secret)."""
+    return secrets_dir(settings) / "ca.pem"
+
+
+def trusted_ca(settings: Settings) -> Path | None:
+    """The CA this process trusts for TLS: MESH_KAFKA_CA_FILE; else the local secure mesh's, when
+    it logs in to that mesh (as :func:`credentials` decides); else None (no TLS)."""
+    if settings.kafka_ca_file is not None:
+        if not settings.kafka_ca_file.is_file():
+            raise ConfigError(f"MESH_KAFKA_CA_FILE={settings.kafka_ca_file}: no such file (the "
+                              "CA certificate, PEM, that signed the cluster's)")  # fmt: skip
+        return settings.kafka_ca_file
+    local = ca_file(settings)
+    if (settings.broker_secure or not settings.bootstrap_servers) and local.is_file():
+        return local
+    return None
+
+
 def credentials(settings: Settings) -> Credentials | None:
     """Who this process logs in as: MESH_KAFKA_USERNAME with MESH_KAFKA_PASSWORD_FILE; else the
     local secure broker's admin (MESH_BROKER_SECURE, or a secure broker in this MESH_HOME used
@@ -62,29 +83,33 @@ def credentials(settings: Settings) -> Credentials | None:
 def client_security(settings: Settings) -> dict[str, Any]:
     """The librdkafka settings that log a client in (nothing for a plaintext cluster)."""
     login = credentials(settings)
-    return {} if login is None else login_config(login)
+    return {} if login is None else login_config(login, trusted_ca(settings))
 
 
-def login_config(login: Credentials) -> dict[str, Any]:
-    """The librdkafka settings that log ``login`` in."""
-    return {
+def login_config(login: Credentials, ca: Path | None = None) -> dict[str, Any]:
+    """The librdkafka settings that log ``login`` in, over TLS trusting ``ca`` if given."""
+    config: dict[str, Any] = {
         "security.protocol": PROTOCOL,
         "sasl.mechanism": MECHANISM,
         "sasl.username": login.username,
         "sasl.password": login.password,
         "error_cb": raise_on_auth_failure(login.username),
     }
+    if ca is not None:
+        config |= {"security.protocol": TLS_PROTOCOL, "ssl.ca.location": str(ca)}
+    return config
 
 
 def spark_kafka_options(settings: Settings) -> dict[str, str]:
     """The options that log a Spark Kafka source or sink in (client settings prefixed with
-    ``kafka.``); none for a plaintext cluster. The password is in the JAAS line, which Spark
-    redacts where it shows options (its redaction pattern matches "password")."""
+    ``kafka.``), over TLS when there is a CA to trust; none for a plaintext cluster. The
+    password is in the JAAS line, which Spark redacts where it shows options (its redaction
+    pattern matches "password")."""
     login = credentials(settings)
     if login is None:
         return {}
     quoted = login.password.replace("\\", "\\\\").replace('"', '\\"')
-    return {
+    options = {
         "kafka.security.protocol": PROTOCOL,
         "kafka.sasl.mechanism": MECHANISM,
         "kafka.sasl.jaas.config": (
@@ -92,6 +117,12 @@ def spark_kafka_options(settings: Settings) -> dict[str, str]:
             f'username="{login.username}" password="{quoted}";'
         ),
     }
+    ca = trusted_ca(settings)
+    if ca is not None:  # the Java client reads a PEM truststore file since Kafka 2.7
+        options |= {"kafka.security.protocol": TLS_PROTOCOL,
+                    "kafka.ssl.truststore.type": "PEM",
+                    "kafka.ssl.truststore.location": str(ca)}  # fmt: skip
+    return options
 
 
 def raise_on_auth_failure(username: str) -> Any:

@@ -111,3 +111,44 @@ def test_spark_sources_and_sinks_log_in_with_a_jaas_line_and_plaintext_needs_non
         "org.apache.kafka.common.security.scram.ScramLoginModule required "
         'username="ingest" password="a\\"b\\\\c";'
     )
+
+
+def test_a_ca_file_makes_every_login_go_over_tls(tmp_path: Path) -> None:
+    from shared.kafka.security import spark_kafka_options
+
+    secret, ca = tmp_path / "pw", tmp_path / "ca.pem"
+    secret.write_text("s3cret\n")
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    settings = _settings(tmp_path, kafka_username="ingest", kafka_password_file=secret,
+                         kafka_ca_file=ca)  # fmt: skip
+    config = producer_config(settings)
+    assert (config["security.protocol"], config["ssl.ca.location"]) == ("SASL_SSL", str(ca))
+    options = spark_kafka_options(settings)
+    assert options["kafka.security.protocol"] == "SASL_SSL"
+    assert options["kafka.ssl.truststore.type"] == "PEM"
+    assert options["kafka.ssl.truststore.location"] == str(ca)
+
+
+def test_a_missing_ca_file_is_one_line_naming_the_setting(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_text("s3cret\n")
+    settings = _settings(tmp_path, kafka_username="x", kafka_password_file=secret,
+                         kafka_ca_file=tmp_path / "nope.pem")  # fmt: skip
+    with pytest.raises(ConfigError, match=r"MESH_KAFKA_CA_FILE=.*no such file") as error:
+        client_security(settings)
+    assert "\n" not in str(error.value)
+
+
+def test_the_local_secure_mesh_s_own_ca_is_trusted_by_its_admin_and_only_there(
+    tmp_path: Path,
+) -> None:
+    from shared.kafka.security import ca_file, trusted_ca
+
+    local = replace(_settings(tmp_path), bootstrap_servers="")
+    where = password_file(local, ADMIN)
+    where.parent.mkdir()
+    where.write_text("adm\n")
+    ca_file(local).write_text("-----BEGIN CERTIFICATE-----\n")
+    assert client_security(local)["ssl.ca.location"] == str(ca_file(local))
+    # a cluster named by MESH_BOOTSTRAP_SERVERS is not this home's broker: its CA is not ours
+    assert trusted_ca(_settings(tmp_path)) is None
