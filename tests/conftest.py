@@ -95,6 +95,20 @@ def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _no_streaming_query_left(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A streaming query a test leaves running in the shared session goes on polling Kafka and
+    taking CPU under every later test (a CI run saw a Spark start time out behind one): stop
+    what is left and fail the test that left it."""
+    yield
+    if "spark" not in request.fixturenames:
+        return
+    left = list(request.getfixturevalue("spark").streams.active)
+    for query in left:
+        query.stop()
+    assert not left, f"streaming queries left running: {[q.name or q.id for q in left]}"
+
+
 @dataclass(frozen=True)
 class PrivateMesh:
     """A mesh of this test's own on the session broker: its MESH_HOME, topics and groups.

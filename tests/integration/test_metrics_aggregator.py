@@ -305,14 +305,17 @@ def test_the_service_process_aggregates_until_sigterm_then_stops_cleanly(mesh):
             env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
-            wait_for(
-                lambda: (
-                    (read_json(status_path(settings)) or {}).get("snapshots_in") == 1
-                    or process.poll() is not None
-                ),
-                timeout=60,
-                what="the aggregator process to take the snapshot",
-            )
+            try:  # a Spark start and its first batch: 16 s alone, over 60 s once on a busy CI
+                wait_for(
+                    lambda: (
+                        (read_json(status_path(settings)) or {}).get("snapshots_in") == 1
+                        or process.poll() is not None
+                    ),
+                    timeout=150,
+                    what="the aggregator process to take the snapshot",
+                )
+            except AssertionError as error:
+                raise AssertionError(f"{error}; its log: {log.read_text()[-3000:]}") from None
             process.send_signal(signal.SIGTERM)
             assert process.wait(60) == 0, log.read_text()[-3000:]
         finally:
