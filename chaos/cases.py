@@ -44,5 +44,10 @@ CASES: dict[str, Case] = {
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
 COVERED_IN_SHORT = {
-    "metrics_compacted": "aggregator_kill compacts its metrics topic and rebuilds too"
+    "metrics_compacted": "aggregator_kill compacts its metrics topic and rebuilds too",
+    "ingest_kill_micro_batch": (
+        "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "
+        "under a checkpoint write) and checks the same: the supervisor restarts it on its "
+        "checkpoint, every raw record routed, window counts exact"
+    ),
 }
