@@ -16,6 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from chaos.service_kill import halt_service
 from control.launch.aggregator import aggregator_process, start_aggregator
 from control.servers.influx import LocalInflux, installed
 from control.supervised_service import supervised_child
@@ -124,7 +125,9 @@ def rebuild(
 
 
 def stop(settings: Settings) -> None:
-    aggregator_process(settings).stop()
+    """The aggregator ended at once (:func:`chaos.service_kill.halt_service`): a case stops it
+    once what it wrote is in InfluxDB, where the case reads it."""
+    halt_service(aggregator_process(settings))
 
 
 def supervised_restart_reason(settings: Settings) -> str | None:

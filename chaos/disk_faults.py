@@ -33,9 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_figures
+from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_verdict
 from chaos.mounts import MountRefused, fill, make_read_only, mount_tmpfs, unmount
 from chaos.report import CaseResult
+from chaos.service_kill import halt_service
 from control.supervised_service import supervised_child
 from shared.disk_space import disk_space
 from shared.service_files import MICRO_BATCH
@@ -117,22 +118,14 @@ def _run(
         windows = mesh.wait_windows(feed.delivered)
     finally:
         feed.stop()
-        mesh.process.stop()
+        halt_service(mesh.process)
     log = mesh.process.log_file.read_text(errors="replace").splitlines()
     cleared = [line for line in log if "died while writing its checkpoint" in line]
     notes.append(f"partial checkpoint writes the restarts cleared: {len(cleared)}; windows "
                  f"{dict(windows)}")  # fmt: skip
 
-    sources, split = mesh.sources()
-    acknowledged = mesh.raw_coordinates()
-    if split:
-        failures.append(f"{split} raw records landed in a records topic and the dead letters")
-    if len(acknowledged) != feed.delivered:
-        failures.append(f"the raw topics hold {len(acknowledged)} records, the feed says "
-                        f"{feed.delivered} were acknowledged")  # fmt: skip
-    if sum(windows.values()) != feed.delivered or windows["INVALID"] != feed.invalid:
-        failures.append(f"window counts {dict(windows)} for {feed.delivered} records "
-                        f"({feed.invalid} invalid)")  # fmt: skip
+    figures, breaches, _ = routing_verdict(mesh, feed, windows)
+    failures += breaches
     # Mid-run: records were routed before the fault, and some were waiting when it struck.
     mid_run = bool(outcomes) and all(
         o.died and o.routed_before > 0 and o.routed_at_death < o.delivered_at_death
@@ -142,7 +135,6 @@ def _run(
     recover_s = None if None in recovered else max(r for r in recovered if r is not None)
     # A batch the fault interrupted is routed again: one BATCH per fault at most.
     allowed = BATCH * len(faults)
-    figures = routing_figures(feed, sources, acknowledged)
     return CaseResult(NAME, figures, recover_s, mid_run, allowed, 0, notes, failures)
 
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_figures, routing_mode
+from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_mode, routing_verdict
 from chaos.report import CaseResult
-from chaos.service_kill import kill_service
+from chaos.service_kill import halt_service, kill_service
 from control.supervised_service import supervised_child
 from shared.local_process import LocalProcess
 from shared.service_files import MICRO_BATCH, REAL_TIME
@@ -96,22 +96,10 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
         windows = mesh.wait_windows(feed.delivered)
     finally:
         feed.stop()
-        process.stop()
+        halt_service(process)
 
-    sources, split = mesh.sources()
-    acknowledged = mesh.raw_coordinates()
-    figures = routing_figures(feed, sources, acknowledged)
-    if split:
-        failures.append(f"{split} raw records landed in a records topic and the dead letters")
-    strays = set(sources) - acknowledged
-    if strays:
-        failures.append(f"{len(strays)} routed records name no raw record, e.g. {min(strays)}")
-    if len(acknowledged) != feed.delivered:
-        failures.append(f"the raw topics hold {len(acknowledged)} records, the feed says "
-                        f"{feed.delivered} were acknowledged")  # fmt: skip
-    if sum(windows.values()) != feed.delivered or windows["INVALID"] != feed.invalid:
-        failures.append(f"window counts {dict(windows)} for {feed.delivered} records "
-                        f"({feed.invalid} invalid)")  # fmt: skip
+    figures, breaches, sources = routing_verdict(mesh, feed, windows)
+    failures += breaches
     notes = [f"{mode}: {routed_at_kill} routed before the kill; windows {dict(windows)}",
              "order within a key: not counted (routing re-keys records by type)"]  # fmt: skip
     if graceful:

@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -242,6 +242,35 @@ class RawFeed:
     def _run(self) -> None:
         while not self._stopping.is_set():
             self.send_slice()
+
+
+class RoutingVerdict(NamedTuple):
+    figures: SmokeFigures
+    #: a line for each breach of what routing guarantees
+    failures: list[str]
+    #: how often each raw record (by its coordinates) was routed
+    sources: Counter
+
+
+def routing_verdict(mesh: IngestMesh, feed: RawFeed, windows: Counter) -> RoutingVerdict:
+    """What every ingest case checks once routing is quiet: its figures, and a line for each
+    breach (a record in two places, a routed record no raw record names, raw topics that do not
+    hold what the feed was acknowledged, window counts that do not add up to the records)."""
+    sources, split = mesh.sources()
+    acknowledged = mesh.raw_coordinates()
+    failures = []
+    if split:
+        failures.append(f"{split} raw records landed in a records topic and the dead letters")
+    strays = set(sources) - acknowledged
+    if strays:
+        failures.append(f"{len(strays)} routed records name no raw record, e.g. {min(strays)}")
+    if len(acknowledged) != feed.delivered:
+        failures.append(f"the raw topics hold {len(acknowledged)} records, the feed says "
+                        f"{feed.delivered} were acknowledged")  # fmt: skip
+    if sum(windows.values()) != feed.delivered or windows["INVALID"] != feed.invalid:
+        failures.append(f"window counts {dict(windows)} for {feed.delivered} records "
+                        f"({feed.invalid} invalid)")  # fmt: skip
+    return RoutingVerdict(routing_figures(feed, sources, acknowledged), failures, sources)
 
 
 def routing_figures(feed: RawFeed, sources: Counter, acknowledged: set[str]) -> SmokeFigures:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from chaos.ingest_run import IngestMesh, RawFeed
 from chaos.report import CaseResult
+from chaos.service_kill import halt_service
 from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
 from shared.json_files import read_json
@@ -78,7 +79,7 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
         log = process.log_file.read_text(errors="replace")
         windows = mesh.wait_windows(feed.delivered - _skipped(status, "counts"), 60)
     finally:
-        process.stop()
+        halt_service(process)
 
     reported = {(r["topic"], r["partition"]): (r["first"], r["end"])
                 for r in status.get("data_loss", []) if r["query"] == "routing"}  # fmt: skip
@@ -138,7 +139,7 @@ def _refused(mesh: IngestMesh, timeout_s: float) -> str | None:
             time.sleep(0.5)
         return None
     finally:
-        mesh.process.stop()
+        halt_service(mesh.process)  # it refused: there is nothing to stop gracefully
 
 
 def _skipped(status: dict, query: str) -> int:

@@ -29,6 +29,24 @@ def kill_service(process: LocalProcess) -> list[int]:
     return doomed
 
 
+def halt_service(process: LocalProcess, timeout_s: float = 30.0) -> None:
+    """The supervisor, its service and everything under it, at once (SIGKILL, the supervisor
+    first so nothing is restarted): how a case ends a job whose outputs it has already read to
+    the end. A graceful stop would only wait (real-time routing stops at its next checkpoint,
+    then Spark shuts down) for nothing the verdict needs. Whatever the kill leaves (the pid
+    file, a stray descendant) ``process.stop()`` clears."""
+    info = process.running()
+    if info is not None:
+        child = supervised_child(process)
+        service = [child.pid, *children(child.pid)] if child and child.pid else []
+        for pid in [info.pid, *service]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in [info.pid, *service]:
+            process.wait_gone(pid, timeout_s)
+    process.stop()
+
+
 def children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (from /proc)."""
     found = []
