@@ -56,6 +56,17 @@ class DiskSpace:
         """True when writes fail now (full, no inodes, read-only), not only soon (low)."""
         return self.state in ("FULL", "READONLY")
 
+    @property
+    def advice(self) -> str:
+        """What an operator should do about the problem ('' when there is none)."""
+        if self.state == "LOW":
+            return "free space there before services stop on it"
+        if not self.blocks_writes:
+            return ""
+        remedy = "remount it read-write" if self.read_only else "free space there"
+        return (f"services cannot write their checkpoints, state or logs; {remedy} and their "
+                "supervisors restart them")  # fmt: skip
+
     def text(self) -> str:
         """``/var/mesh  41.2 GiB free of 100 GiB`` or ``/var/mesh: no space left (...)``."""
         if self.problem:

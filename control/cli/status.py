@@ -70,17 +70,8 @@ def _home_line(settings: Settings) -> None:
     except OSError as error:
         print(f"home     ?      {settings.home}: {error.strerror}")
         return
-    if space.state == "LOW":
-        print(f"home     LOW    {space.text()}: free space there before services stop on it")
-        return
-    if not space.blocks_writes:
-        print(f"home     {space.state:<6} {space.text()}")
-        return
-    remedy = "remount it read-write" if space.read_only else "free space there"
-    print(
-        f"home     {space.state:<6} {space.text()}: services cannot write their checkpoints, "
-        f"state or logs; {remedy} and their supervisors restart them"
-    )
+    advice = f": {space.advice}" if space.advice else ""
+    print(f"home     {space.state:<6} {space.text()}{advice}")
 
 
 def _container_lines() -> None:

@@ -16,7 +16,7 @@ from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.inspect import consumer_groups, topic_views
-from shared.kafka.security import ca_file, client_security
+from shared.kafka.security import client_security, local_ca
 from shared.kafka.topics import declared_topics
 from shared.local_process import stop_strays
 from shared.settings import Settings
@@ -46,8 +46,8 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     from control.security.logins import local_secure, service_login
 
     if local_secure(settings):
-        ca = ca_file(settings)
-        over = f"SASL/SCRAM over TLS (the CA: {ca})" if ca.is_file() else "SASL/SCRAM"
+        ca = local_ca(settings)
+        over = f"SASL/SCRAM over TLS (the CA: {ca})" if ca else "SASL/SCRAM"
         print(f"secure: every service logs in as its own principal with {over}; passwords in "
               f"{settings.home / 'secrets'}, mode 0600")  # fmt: skip
     _start_influx(settings)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from control.security import grants
 from control.security.principals import ensure_principal
-from shared.kafka.security import ca_file
+from shared.kafka.security import local_ca
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -31,8 +31,8 @@ def login_env(
     """Create ``principal`` with exactly ``granted``; the environment that logs a service in."""
     secret = ensure_principal(settings, principal, granted)
     login = {"MESH_KAFKA_USERNAME": principal, "MESH_KAFKA_PASSWORD_FILE": str(secret)}
-    ca = ca_file(settings)  # made at the secure broker's start; none while one made before runs
-    return login | ({"MESH_KAFKA_CA_FILE": str(ca)} if ca.is_file() else {})
+    ca = local_ca(settings)
+    return login | ({"MESH_KAFKA_CA_FILE": str(ca)} if ca else {})
 
 
 def service_login(settings: Settings, service: str) -> dict[str, str]:

@@ -27,7 +27,7 @@ from control.servers.ports import first_free
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
-from shared.kafka.security import ADMIN, Credentials, ca_file, login_config
+from shared.kafka.security import ADMIN, Credentials, ca_file, local_ca, login_config
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
@@ -91,8 +91,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
             config: dict[str, Any] = {"bootstrap.servers": info.bootstrap, "log_level": 0}
             if self.secure:
                 admin = broker_security.passwords(self.settings, self.dir).admin
-                ca = ca_file(self.settings)  # none yet: a broker made secure before TLS runs
-                config |= login_config(Credentials(ADMIN, admin), ca if ca.is_file() else None)
+                config |= login_config(Credentials(ADMIN, admin), local_ca(self.settings))
                 config.pop("error_cb")  # a refused login while it starts: ask again
             client = AdminClient(config)
             self._admin = (info.bootstrap, client)

@@ -49,6 +49,13 @@ def ca_file(settings: Settings) -> Path:
     return secrets_dir(settings) / "ca.pem"
 
 
+def local_ca(settings: Settings) -> Path | None:
+    """The local secure mesh's CA certificate once its broker made it; None before (a broker
+    made secure before TLS, still running, has none and speaks SASL_PLAINTEXT)."""
+    ca = ca_file(settings)
+    return ca if ca.is_file() else None
+
+
 def trusted_ca(settings: Settings) -> Path | None:
     """The CA this process trusts for TLS: MESH_KAFKA_CA_FILE; else the local secure mesh's, when
     it logs in to that mesh (as :func:`credentials` decides); else None (no TLS)."""
@@ -57,9 +64,8 @@ def trusted_ca(settings: Settings) -> Path | None:
             raise ConfigError(f"MESH_KAFKA_CA_FILE={settings.kafka_ca_file}: no such file (the "
                               "CA certificate, PEM, that signed the cluster's)")  # fmt: skip
         return settings.kafka_ca_file
-    local = ca_file(settings)
-    if (settings.broker_secure or not settings.bootstrap_servers) and local.is_file():
-        return local
+    if settings.broker_secure or not settings.bootstrap_servers:
+        return local_ca(settings)
     return None
 
 

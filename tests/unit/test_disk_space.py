@@ -44,3 +44,10 @@ def test_a_home_not_made_yet_is_judged_by_the_folder_it_will_be_made_in(tmp_path
     space = disk_space(tmp_path / "not" / "yet")
     assert space.path == tmp_path / "not" / "yet"
     assert space.total_bytes > 0 and space.free_bytes <= space.total_bytes
+
+
+def test_the_advice_says_what_to_do_for_each_state():
+    assert _space(40 * GIB).advice == ""
+    assert _space(2 * GIB, total=100 * GIB).advice.startswith("free space there before")
+    assert "free space there and their supervisors" in _space(4096).advice
+    assert "remount it read-write" in _space(40 * GIB, read_only=True).advice
