@@ -36,7 +36,7 @@ class Load:
 
     @classmethod
     def of(cls, short: bool) -> Load:
-        return cls(12.0, 800.0) if short else cls(48.0, 2500.0)
+        return cls(15.0, 800.0) if short else cls(48.0, 2500.0)
 
 
 class CaseRun:
