@@ -67,7 +67,6 @@ demo: jars ## Start the local mesh, produce sample records, show them routed, co
 	@$(BIN)/python -m control.servers.influx_install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
 	@$(BIN)/python -m control.servers.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
-	$(BIN)/python -m tools.ingest_wait --ready
 	@$(BIN)/python -m tools.ingest_wait --mark
 	@# The records go out in the background while the progress line shows the mesh taking them.
 	$(BIN)/mesh produce --count 20000 --rate 2000 --event-rate 2000 --customers 100000 --seed $(DEMO_SEED) --trace-planted --no-progress & producer=$$!; \

@@ -40,8 +40,9 @@ def graceful_rebalance(settings: Settings, work: Path, short: bool) -> CaseResul
         code = stop(run.instances["a"], 60)
         run.notes.append(f"instance a: SIGTERM at {at:.1f} s, {during}; exit code {code} after "
                          f"{time.monotonic() - stopped_at:.1f} s")  # fmt: skip
-        if code != 0:
-            failures.append(f"instance a did not stop gracefully (exit code {code})")
+        if code != 0:  # with the log's last lines: a rare exit 1 under load is not yet explained
+            said = " | ".join(run.instances["a"].log_text().strip().splitlines()[-4:])
+            failures.append(f"instance a did not stop gracefully (exit code {code}): {said}")
         recover = run.tap.wait_for(before, stopped_at)
         mid_run &= run.finish()
     return run.result("graceful_rebalance", recover_s=recover, mid_run=mid_run,

@@ -3,12 +3,10 @@
 Polls the running mesh's topics and prints one live progress line while the records flow: records
 in (raw), valid and invalid (routed), how far ingest is behind, alerts raised and notifications
 delivered, so `make demo` shows the whole diamond working rather than a silent wait.
-``--ready`` (run after `mesh up`) sends one ordinary record and waits until ingest has routed it:
-the Spark job's start and its first real-time batch take tens of seconds, and records sent
-before that would time the start, not the mesh. ``--mark`` (run before producing) notes how
-many records the outputs have had so far; the next
+``--mark`` (run before producing) notes how many records the outputs have had so far; the next
 wait then counts only records routed after the mark, so a second `make demo` on a mesh that
-already holds a first one's records really waits for the new ones.
+already holds a first one's records really waits for the new ones. (`mesh up` itself waits until
+the mesh can alert: control.readiness.)
 """
 
 from __future__ import annotations
@@ -38,17 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="note the outputs now; the next wait counts from here",
     )
-    parser.add_argument(
-        "--ready", action="store_true", help="send one record; wait until ingest routes it"
-    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     try:
         views = _Views(settings)
         topics = _Topics.of(settings)
-        if args.ready:
-            return _wait_until_ready(settings, views, topics, args.timeout)
         mark = mark_path(settings)
         if args.mark:
             written = {v.name: v.written for v in views(topics.all)}
@@ -134,32 +127,6 @@ def notified(settings: Settings) -> int:
     """Deliveries the running notifier made since it started (all channels)."""
     status = read_json(notifier_status_file(settings.home)) or {}
     return sum(status.get("delivered", {}).values())
-
-
-def _wait_until_ready(settings: Settings, views: _Views, topics: _Topics, timeout: float) -> int:
-    """Send one valid generated record (no planted fraud) and wait until ingest routes it."""
-    from confluent_kafka import Producer
-
-    from shared.kafka.config import producer_config
-    from tools.loadgen import StreamConfig
-    from tools.loadgen.stream import generate
-
-    started = time.monotonic()
-    before = sum(v.written for v in views(topics.valid))
-    stream = StreamConfig(start_time_ms=int(time.time() * 1000), count=1, seed=int(time.time()),
-                          invalid_share=0.0, fraud_share=0.0)  # fmt: skip
-    producer = Producer(producer_config(settings))
-    for record in generate(stream):
-        producer.produce(TopicNames.of(settings).raw(record.topic_suffix), record.value, record.key)
-    producer.flush(30)
-    while time.monotonic() - started < timeout:
-        if sum(v.written for v in views(topics.valid)) > before:
-            print(f"ingest routes: a probe record went through {time.monotonic() - started:.0f} s "
-                  "after it was sent (the Spark job's start and first batch)")  # fmt: skip
-            return 0
-        time.sleep(1)
-    print(f"ingest routed nothing in {timeout:.0f} s: see `mesh status` and `mesh logs ingest`")
-    return 1
 
 
 def mark_path(settings: Settings) -> Path:

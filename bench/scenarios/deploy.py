@@ -120,13 +120,16 @@ def run_deploy(settings: Settings) -> Result:
     )
 
 
-def _mesh(env: dict[str, str], *args: str) -> None:
+def _mesh(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    """``mesh ARGS`` as a user types it, in ``env``; its output, or an error with what it said."""
     done = subprocess.run(
         [sys.executable, "-m", "control.cli.main", *args],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"mesh {' '.join(args)} failed: {done.stderr.strip()}")
+        said = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        raise RuntimeError(f"mesh {' '.join(args)} failed: {' | '.join(said)}")
+    return done.stdout

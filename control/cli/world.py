@@ -29,6 +29,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a secure broker (SASL/SCRAM, ACLs) and every service as its own principal; "
         "needs a fresh MESH_HOME, and a broker made secure stays so (docs/security.md)",
     )  # fmt: skip
+    up_parser.add_argument(
+        "--no-wait", dest="wait", action="store_false",
+        help="return once everything is started, without waiting until the mesh can alert",
+    )  # fmt: skip
+    up_parser.add_argument(
+        "--wait-timeout", type=_seconds, default=300.0, metavar="SECONDS",
+        help="the longest to wait until the mesh can alert (default 300; then exit 1)",
+    )  # fmt: skip
     up_parser.set_defaults(handler=up)
     subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
     subparsers.add_parser("describe", help="the topology: topics and consumer groups").set_defaults(
@@ -58,7 +66,23 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     _start_aggregator(settings)
     lifecycle.up(settings)
     _start_notifier(settings)
+    if getattr(args, "wait", False):
+        from control.readiness import wait_until_ready
+
+        if not wait_until_ready(settings, args.wait_timeout):
+            return 1
     return code
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds; anything else is argparse's one-line usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"give a number of seconds above 0, not {text!r}")
+    return value
 
 
 def _start_influx(settings: Settings) -> None:

@@ -133,7 +133,7 @@ def start_counting(
     )
     checkpoint = str(config.checkpoints(settings) / "counts")
     sink = _kafka_sink(windows, inputs, checkpoint, "ingest-counts")
-    return sink.trigger(processingTime=config.trigger).outputMode("update").start()
+    return sink.trigger(processingTime=config.counting_trigger).outputMode("update").start()
 
 
 def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) -> TriggerPlan:

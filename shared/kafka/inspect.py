@@ -45,6 +45,22 @@ def topic_views(
 ) -> list[TopicView]:
     """Every (or the named) non-internal topic with its record count (high minus low watermark).
     ``login``: the client settings that log in to a secure cluster (``client_security``)."""
+    views = []
+    for name, partitions in partition_watermarks(bootstrap, names, timeout, login).items():
+        total = sum(high - low for low, high in partitions.values())
+        written = sum(high for _, high in partitions.values())
+        views.append(TopicView(name, len(partitions), total, written))
+    return views
+
+
+def partition_watermarks(
+    bootstrap: str,
+    names: list[str] | None = None,
+    timeout: float = 10.0,
+    login: Mapping[str, Any] | None = None,
+) -> dict[str, dict[int, tuple[int, int]]]:
+    """Low and high watermark of each partition of every (or the named) non-internal topic, by
+    topic name (sorted) and partition; a named topic that does not exist is left out."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
@@ -57,18 +73,16 @@ def topic_views(
     )
     try:
         metadata = cluster_metadata(consumer, bootstrap, timeout)
-        views = []
+        found: dict[str, dict[int, tuple[int, int]]] = {}
         for name in sorted(names if names is not None else metadata.topics):
             topic = metadata.topics.get(name)
             if topic is None or name.startswith("__"):
                 continue
-            total = written = 0
-            for partition in topic.partitions:
-                low, high = watermarks(consumer, TopicPartition(name, partition), timeout)
-                total += high - low
-                written += high
-            views.append(TopicView(name, len(topic.partitions), total, written))
-        return views
+            found[name] = {
+                partition: watermarks(consumer, TopicPartition(name, partition), timeout)
+                for partition in sorted(topic.partitions)
+            }
+        return found
     finally:
         consumer.close()
 

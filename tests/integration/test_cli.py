@@ -56,12 +56,12 @@ def test_up_status_down_on_a_busy_preferred_port(tmp_path):
         port = busy.getsockname()[1]
         env = {"MESH_HOME": str(home), "MESH_BROKER_PORT": str(port)}
         try:
-            up = mesh("up", env=env)
+            up = mesh("up", "--no-wait", env=env)  # readiness: test_secure_mesh_up
             assert up.returncode == 0, up.stderr
             assert f"(port {port} was busy)" in up.stdout
             assert "created   raw.transactions" in up.stdout
 
-            again = mesh("up", env=env)
+            again = mesh("up", "--no-wait", env=env)
             assert "already running" in again.stdout
             assert "unchanged raw.transactions" in again.stdout
 

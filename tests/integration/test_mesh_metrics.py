@@ -35,7 +35,7 @@ def test_mesh_up_reports_every_detector_and_instance_into_influxdb_matching_thei
     home = private_mesh.settings.home
     InfluxWriter(influxdb.url, database).ensure_database()  # to query it before the first point
     try:
-        up = mesh("up", env=env, timeout=300)
+        up = mesh("up", env=env, timeout=420)
         assert up.returncode == 0, up.stdout + up.stderr
         assert "started metrics aggregator" in up.stdout and "started ingest" in up.stdout
         produced = mesh(

@@ -66,8 +66,8 @@ def test_the_status_document_has_what_mesh_status_shows():
     assert doc["files"]["written"] == 4
 
 
-def test_the_config_follows_the_topic_prefix_and_refuses_a_zero_ttl():
-    settings = Settings(topic_prefix="t1.", metrics_stale_after_s=30)
+def test_the_config_follows_the_topic_prefix_and_reporting_interval_and_refuses_a_zero_ttl():
+    settings = Settings(topic_prefix="t1.", metrics_stale_after_s=30, metrics_interval_s=2.0)
     config = AggregatorConfig.from_settings(settings, trigger_s=None)
     assert (config.metrics_topic, config.windows_topic, config.dlq_topic) == (
         "t1.metrics", "t1.metrics.windows", "t1.metrics.dlq",

@@ -1,0 +1,176 @@
+"""Whether the local mesh can alert yet: `mesh up` waits for it and says so.
+
+Started is not ready. The Spark ingest job takes tens of seconds to start and plan its first
+real-time batch, and a stateful detector restores its state before it reads. Records sent before
+that wait in Kafka (nothing is lost), but a user who starts a load the moment `mesh up` returns
+measures the start, not the mesh: a first alert 76 s later, and a backlog every later record
+queues behind (issue 20).
+
+So `mesh up` sends a *probe*: one ordinary generated record (no planted fraud) of each type the
+running detectors read. The mesh is ready to alert once ingest has routed it and every running
+detector's consumer group has committed past it, that is, has read, processed and acknowledged
+it (the runtime commits only after a batch's output is acknowledged). A probe is sent again every
+:data:`PROBE_EVERY_S` seconds while something is not ready, because a detector that starts at
+``latest`` and joins after a probe never reads that one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.detector.manifest import load_manifest
+from shared.endpoints import resolve_bootstrap
+from shared.kafka.inspect import group_lag, partition_watermarks
+from shared.kafka.security import client_security
+from shared.settings import Settings
+from shared.topic_names import TopicNames
+
+#: How often a new probe is sent while the mesh is not ready.
+PROBE_EVERY_S = 15.0
+#: The record type a mesh with no running detector is probed with (ingest must still route).
+DEFAULT_TYPE = "transactions"
+
+Partition = tuple[str, int]
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A running detector as the probe sees it: its consumer group and the topics it reads."""
+
+    name: str
+    group: str
+    #: the record types it reads, and their routed topics
+    inputs: tuple[str, ...]
+    topics: tuple[str, ...]
+
+
+@dataclass
+class Probe:
+    """One round of probe records: the routed topics' end offsets when it was sent and, once
+    ingest has routed it, the end offsets of the partitions that grew (what a reader must have
+    committed to have read it)."""
+
+    sent_at: float
+    before: dict[Partition, int]
+    targets: dict[Partition, int] = field(default_factory=dict)
+
+    @property
+    def routed(self) -> bool:
+        return bool(self.targets)
+
+
+def grown(before: Mapping[Partition, int], now: Mapping[Partition, int],
+          topics: tuple[str, ...]) -> dict[Partition, int]:  # fmt: skip
+    """The partitions whose end moved since ``before``, with their end now, once every one of
+    ``topics`` has such a partition (each probe record has been routed); else nothing."""
+    moved = {tp: end for tp, end in now.items() if end > before.get(tp, 0)}
+    if not all(any(tp[0] == topic for tp in moved) for topic in topics):
+        return {}
+    return moved
+
+
+def has_read(targets: Mapping[Partition, int], topics: tuple[str, ...],
+             committed: Mapping[Partition, int | None]) -> bool:  # fmt: skip
+    """Whether a group's committed offsets are at or past every target on the topics it reads
+    (a committed offset is the next one to read); False when no target is on its topics."""
+    mine = {tp: end for tp, end in targets.items() if tp[0] in topics}
+    return bool(mine) and all((committed.get(tp) or 0) >= end for tp, end in mine.items())
+
+
+def running_readers(settings: Settings) -> list[Reader]:
+    """Every deployed detector that should run, with its group and input topics."""
+    from control.deploy.registry import RUNNING, Registry
+
+    names = TopicNames.of(settings)
+    readers = []
+    for deployment in Registry(settings.home).all():
+        if deployment.desired != RUNNING or deployment.replicas < 1:
+            continue
+        inputs = load_manifest(Path(deployment.current.path)).inputs
+        topics = tuple(names.records(t) for t in inputs)
+        group = names.detector_group(deployment.name)
+        readers.append(Reader(deployment.name, group, tuple(inputs), topics))
+    return readers
+
+
+class _Cluster:
+    """The few questions the wait asks the cluster, with the mesh's own login."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.bootstrap, self.login = resolve_bootstrap(settings), client_security(settings)
+
+    def ends(self, topics: tuple[str, ...]) -> dict[Partition, int]:
+        found = partition_watermarks(self.bootstrap, list(topics), login=self.login)
+        return {(t, p): high for t, parts in found.items() for p, (_, high) in parts.items()}
+
+    def committed(self, reader: Reader) -> Mapping[Partition, int | None]:
+        return group_lag(self.bootstrap, reader.group, reader.topics, login=self.login).committed
+
+    def send_probe(self, types: tuple[str, ...]) -> None:
+        """One valid generated record of each type, no planted fraud, to its raw topic."""
+        from confluent_kafka import Producer
+
+        from shared.kafka.config import producer_config
+        from tools.loadgen import StreamConfig
+        from tools.loadgen.stream import generate
+
+        stream = StreamConfig(start_time_ms=int(time.time() * 1000), count=500,
+                              seed=time.time_ns() % 2**31, invalid_share=0.0,
+                              fraud_share=0.0)  # fmt: skip
+        wanted, names = set(types), TopicNames.of(self.settings)
+        producer = Producer(producer_config(self.settings))
+        for record in generate(stream):
+            if record.topic_suffix in wanted:
+                wanted.discard(record.topic_suffix)
+                producer.produce(names.raw(record.topic_suffix), record.value, record.key)
+            if not wanted:
+                break
+        producer.flush(30)
+
+
+def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> bool:
+    """Probe the mesh until ingest routes and every running detector has read a probe; say how
+    long each took, or what is still not ready after ``timeout_s``. True when ready."""
+    started = time.monotonic()
+    readers = running_readers(settings)
+    types = tuple(sorted({t for r in readers for t in r.inputs})) or (DEFAULT_TYPE,)
+    routed_topics = tuple(TopicNames.of(settings).records(t) for t in types)
+    cluster = _Cluster(settings)
+    probes: list[Probe] = []
+    waiting = {r.name: r for r in readers}
+    routed_after: float | None = None
+    while time.monotonic() - started < timeout_s:
+        if not probes or time.monotonic() - probes[-1].sent_at >= PROBE_EVERY_S:
+            probes.append(Probe(time.monotonic(), cluster.ends(routed_topics)))
+            cluster.send_probe(types)
+        ends = cluster.ends(routed_topics)
+        for probe in probes:
+            if not probe.routed:
+                probe.targets = grown(probe.before, ends, routed_topics)
+        if routed_after is None and any(p.routed for p in probes):
+            routed_after = time.monotonic() - started
+            say(f"ready    ingest routes: a probe record went through {routed_after:.0f} s after "
+                "the first was sent")  # fmt: skip
+        for name, reader in list(waiting.items()):
+            committed = cluster.committed(reader)
+            if any(has_read(p.targets, reader.topics, committed) for p in probes if p.routed):
+                del waiting[name]
+        if routed_after is not None and not waiting:
+            detectors = ", ".join(r.name for r in readers) or "no detector is deployed"
+            say(f"ready    to alert {time.monotonic() - started:.0f} s after the first probe: "
+                f"ingest routed it and every running detector read it ({detectors})")  # fmt: skip
+            return True
+        time.sleep(1.0)
+    if routed_after is None:
+        say(f"not ready: ingest routed no probe record in {timeout_s:.0f} s; see `mesh status` "
+            "and `mesh logs ingest`")  # fmt: skip
+    else:
+        late = ", ".join(sorted(waiting))
+        say(f"not ready: ingest routes, but {late} read no probe in {timeout_s:.0f} s; see "
+            "`mesh status` and `mesh logs <detector>`")  # fmt: skip
+    return False
