@@ -12,6 +12,10 @@ detector's consumer group has committed past it, that is, has read, processed an
 it (the runtime commits only after a batch's output is acknowledged). A probe is sent again every
 :data:`PROBE_EVERY_S` seconds while something is not ready, because a detector that starts at
 ``latest`` and joins after a probe never reads that one.
+
+The probes are ordinary records and stay so: ingest counts them, and they are in the records
+topics and the detectors' counts like any other (a few per `mesh up`; `mesh up --no-wait` sends
+none).
 """
 
 from __future__ import annotations

@@ -145,8 +145,9 @@ def _first_alert(settings: Settings) -> float:
 
 
 def _idle() -> Idle:
-    """Each part's CPU while nothing is fed (after the warm-up's alerts are in)."""
-    time.sleep(5.0)
+    """Each part's CPU while nothing is fed. The first IDLE_S after the warm-up are left out:
+    the JVMs are still compiling and the aggregator takes in the warm-up's metrics."""
+    time.sleep(IDLE_S)
     before = snapshot()
     time.sleep(IDLE_S)
     after = snapshot()

@@ -8,11 +8,11 @@ Each has its own checkpoint sub-folder and starts from the earliest offsets on a
 checkpoint (the topics are compacted: the latest snapshot of every key is still there).
 
 The series query runs without Spark's no-data micro-batches: with a processing-time timeout
-Spark would otherwise run a stateful batch every trigger (every 2 s, even when idle). Timeouts
-are still processed in every batch that has data, and every instance of the mesh reports every
-10 s, so a series whose instances all went silent is re-emitted without them within a few
-seconds of their deadline; only in a mesh where nothing at all reports does it wait for the
-next message.
+Spark would otherwise run a stateful batch every trigger, even when idle. Timeouts are still
+processed in every batch that has data, and every instance of the mesh reports every 10 s, so a
+series whose instances all went silent is re-emitted without them within a trigger interval (the
+reporting interval by default) of their deadline; only in a mesh where nothing at all reports
+does it wait for the next message.
 
 Running "once" (``--once``, the tests): Spark's availableNow trigger and
 ``processAllAvailable`` wait for a query to report "no new data", which a query with a

@@ -36,7 +36,12 @@ def parser() -> argparse.ArgumentParser:
         description="Aggregate every instance's metric snapshots into InfluxDB totals.",
     )
     p.add_argument("--checkpoint-dir", type=Path, help=f"default $MESH_HOME/{NAME}/checkpoint")
-    p.add_argument("--trigger", type=float, metavar="SECONDS", help="batch interval (2)")
+    p.add_argument(
+        "--trigger",
+        type=float,
+        metavar="SECONDS",
+        help="batch interval (default MESH_METRICS_INTERVAL_S: 10)",
+    )
     p.add_argument("--once", action="store_true", help="process what is there now, then stop")
     p.add_argument("--master", help="Spark master when run directly (local[2])")
     p.add_argument("--shuffle-partitions", type=int, help="state partitions (2)")

@@ -1,6 +1,7 @@
 """The whole mesh, as `mesh up` runs it, reports into a real InfluxDB: per detector and per
 instance, the series match what the instances themselves counted, and ingest's counts match what
-the load generator sent. This is the metrics issue's "done when", as a user would check it."""
+the load generator sent (plus the probe records `mesh up` sends to know the mesh can alert). This
+is the metrics issue's "done when", as a user would check it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from polling import wait_for
 
 from shared.influx.writer import InfluxWriter
 from shared.json_files import read_json
+from shared.kafka.inspect import topic_views
 from testkit.influx_query import query
 
 pytestmark = pytest.mark.integration
@@ -38,6 +40,10 @@ def test_mesh_up_reports_every_detector_and_instance_into_influxdb_matching_thei
         up = mesh("up", env=env, timeout=420)
         assert up.returncode == 0, up.stdout + up.stderr
         assert "started metrics aggregator" in up.stdout and "started ingest" in up.stdout
+        valid_topics = [private_mesh.topic(f"records.{t}") for t in ("transactions", "logins")]
+        views = topic_views(private_mesh.settings.bootstrap_servers, valid_topics)
+        probes = sum(v.written for v in views)  # routed while `mesh up` waited for readiness
+        assert probes > 0, "mesh up returned before a probe went through ingest"
         produced = mesh(
             "produce", "--count", str(RECORDS), "--rate", "1000", "--event-rate", "1000",
             "--customers", "50000", "--topic-prefix", private_mesh.topic("raw"), "--no-progress",
@@ -69,9 +75,13 @@ def test_mesh_up_reports_every_detector_and_instance_into_influxdb_matching_thei
             assert per_instance == own, detector
 
         wait_for(
-            lambda: _totals(influxdb.url, database, "ingest.records.valid").get("ingest") == valid,
+            lambda: (
+                _totals(influxdb.url, database, "ingest.records.valid").get("ingest")
+                == valid + probes
+            ),
             timeout=60,
-            what=f"InfluxDB's ingest.records.valid to reach the {valid} valid records produced",
+            what=f"InfluxDB's ingest.records.valid to reach the {valid} valid records produced "
+            f"and the {probes} probe records",
         )
 
         # The notifier reports like every instance: InfluxDB's count of the alerts it took
