@@ -27,7 +27,7 @@ from pathlib import Path
 
 from shared.detector.manifest import load_manifest
 from shared.endpoints import resolve_bootstrap
-from shared.kafka.inspect import group_lag, partition_watermarks
+from shared.kafka.inspect import ClusterUnreachableError, group_lag, partition_watermarks
 from shared.kafka.security import client_security
 from shared.settings import Settings
 from shared.topic_names import TopicNames
@@ -113,7 +113,13 @@ class _Cluster:
         return {(t, p): high for t, parts in found.items() for p, (_, high) in parts.items()}
 
     def committed(self, reader: Reader) -> Mapping[Partition, int | None]:
-        return group_lag(self.bootstrap, reader.group, reader.topics, login=self.login).committed
+        """The group's committed offsets; none yet while its coordinator is not answering (a
+        group that never committed has none for a moment after its first member joins)."""
+        try:
+            lag = group_lag(self.bootstrap, reader.group, reader.topics, login=self.login)
+        except ClusterUnreachableError:
+            return {}
+        return lag.committed
 
     def send_probe(self, types: tuple[str, ...]) -> None:
         """One valid generated record of each type, no planted fraud, to its raw topic."""
@@ -160,7 +166,7 @@ def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> 
             routed_after = time.monotonic() - started
             say(f"ready    ingest routes: a probe record went through {routed_after:.0f} s after "
                 "the first was sent")  # fmt: skip
-        for name, reader in list(waiting.items()):
+        for name, reader in list(waiting.items()) if routed_after is not None else ():
             committed = cluster.committed(reader)
             if any(has_read(p.targets, reader.topics, committed) for p in probes if p.routed):
                 del waiting[name]
