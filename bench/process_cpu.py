@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.process_usage import process_usage
+from shared.process_usage import parent_pid, process_usage
 
 #: Module or program names in a command line, and the part of the mesh that runs them.
 _PARTS = (
@@ -76,16 +76,16 @@ def snapshot(own_pid: int | None = None) -> Snapshot:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        pid = int(entry.name)
         try:
             command = (entry / "cmdline").read_bytes().split(b"\0")
-            stat = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
         except OSError:  # gone meanwhile
             continue
-        if command == [b""]:  # a kernel thread
+        up = parent_pid(pid)
+        if command == [b""] or up is None:  # a kernel thread, or gone meanwhile
             continue
-        pid = int(entry.name)
         argv[pid] = [a.decode(errors="replace") for a in command if a]
-        parent[pid] = int(stat[1])
+        parent[pid] = up
     cpu: dict[int, tuple[str, float]] = {}
     for pid in argv:
         usage = process_usage(pid)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from control.supervised_service import supervised_child
 from shared.local_process import LocalProcess
+from shared.process_usage import parent_pid
 
 
 def kill_service(process: LocalProcess) -> list[int]:
@@ -49,12 +50,8 @@ def halt_service(process: LocalProcess, timeout_s: float = 30.0) -> None:
 
 def children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (from /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
+    return [
+        int(entry.name)
+        for entry in Path("/proc").glob("[0-9]*")
+        if parent_pid(int(entry.name)) == pid
+    ]

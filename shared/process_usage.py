@@ -37,6 +37,14 @@ def process_usage(pid: int) -> ProcessUsage | None:
     )
 
 
+def parent_pid(pid: int) -> int | None:
+    """The pid of ``pid``'s parent, or None when it is gone."""
+    try:
+        return int(_stat_fields(pid)[1])
+    except OSError:
+        return None
+
+
 def started_at(pid: int) -> float | None:
     """When ``pid`` started, as a Unix time (the boot time plus its start in clock ticks), or
     None when it is gone."""
@@ -51,5 +59,6 @@ def started_at(pid: int) -> float | None:
 
 def _stat_fields(pid: int) -> list[str]:
     """``/proc/<pid>/stat`` after the command name (which may hold spaces or parentheses):
-    field 0 is the state, 11 and 12 user and system ticks, 19 the start time in ticks."""
+    field 0 is the state, 1 the parent's pid, 11 and 12 user and system ticks, 19 the start time
+    in ticks."""
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()

@@ -66,7 +66,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     _start_aggregator(settings)
     lifecycle.up(settings)
     _start_notifier(settings)
-    if getattr(args, "wait", False):
+    if args.wait:
         from control.readiness import wait_until_ready
 
         if not wait_until_ready(settings, args.wait_timeout):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.ingest.data_loss import FAIL, ON_DATA_LOSS
-from services.ingest.trigger_mode import check_mode, checkpoint_seconds
+from services.ingest.trigger_mode import check_mode, checkpoint_seconds, spark_duration
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
 from shared.topic_names import TopicNames
@@ -89,6 +89,8 @@ class IngestConfig:
             raise ConfigError("MESH_INGEST_MAX_RECORD_BYTES must be at least 1024")
         check_mode(config.mode)
         checkpoint_seconds(config.checkpoint_interval)
+        spark_duration(config.trigger, "MESH_INGEST_TRIGGER")
+        spark_duration(config.counting_trigger, "MESH_INGEST_COUNTING_TRIGGER")
         if config.on_data_loss not in ON_DATA_LOSS:
             raise ConfigError(f"MESH_INGEST_ON_DATA_LOSS must be one of {', '.join(ON_DATA_LOSS)}, "
                               f"not {config.on_data_loss!r}")  # fmt: skip

@@ -37,26 +37,28 @@ AUTO_MASTER = "auto"
 
 #: Spark's smallest real-time batch (spark.sql.streaming.realTimeMode.minBatchDuration).
 MIN_CHECKPOINT_S = 5.0
-_UNITS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "second": 1.0,
-          "m": 60.0, "min": 60.0, "minute": 60.0}  # fmt: skip
+#: The units Spark's interval parser takes in a trigger (singular or plural). Abbreviations such
+#: as ``s``, ``ms`` or ``min`` it refuses, and only when the query starts, with a JVM trace.
+_UNITS = {"millisecond": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0}
+
+
+def spark_duration(value: str, setting: str, minimum_s: float = 0.0) -> float:
+    """``"30 seconds"`` -> 30.0, checked as Spark will parse it when a query starts; a one-line
+    error naming ``setting`` for anything else, or for less than ``minimum_s``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", value.lower())
+    unit = _UNITS.get(match.group(2).removesuffix("s")) if match else None
+    if match is None or unit is None:
+        raise ConfigError(f"{setting}={value!r}: give a duration such as '30 seconds' or "
+                          "'500 milliseconds' (Spark takes no abbreviations)")  # fmt: skip
+    seconds = float(match.group(1)) * unit
+    if seconds < minimum_s:
+        raise ConfigError(f"{setting}={value!r}: at least {minimum_s:g} seconds")
+    return seconds
 
 
 def checkpoint_seconds(interval: str) -> float:
-    """``"30 seconds"`` -> 30.0; a one-line error naming the setting for anything else, or for
-    less than Spark's 5 s minimum."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", interval.lower())
-    word = match.group(2) if match else ""
-    unit = _UNITS.get(word) or _UNITS.get(word.removesuffix("s"))
-    if match is None or unit is None:
-        raise ConfigError(
-            f"MESH_INGEST_CHECKPOINT_INTERVAL={interval!r}: give a duration such as '30 seconds'"
-        )
-    seconds = float(match.group(1)) * unit
-    if seconds < MIN_CHECKPOINT_S:
-        raise ConfigError(
-            f"MESH_INGEST_CHECKPOINT_INTERVAL={interval!r}: real-time mode needs at least 5 seconds"
-        )
-    return seconds
+    """Real-time mode's batch length, at least Spark's 5 s minimum."""
+    return spark_duration(interval, "MESH_INGEST_CHECKPOINT_INTERVAL", MIN_CHECKPOINT_S)
 
 
 def check_mode(mode: str) -> str:
