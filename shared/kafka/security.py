@@ -137,13 +137,24 @@ def raise_on_auth_failure(username: str) -> Any:
     from confluent_kafka import KafkaError
 
     def on_error(error: Any) -> None:
-        if error.code() == KafkaError._AUTHENTICATION:
+        if error.code() == KafkaError._AUTHENTICATION and not interrupted_login(error.str()):
             raise AuthenticationFailed(
                 f"Kafka refused the login of principal {username!r} (SASL {MECHANISM}): check "
                 "its password file, or ask for the principal to be created (mesh up --secure)"
+                f" [{error.str()}]"
             )
 
     return on_error
+
+
+def interrupted_login(reason: str) -> bool:
+    """Whether an authentication failure is librdkafka's own, not the broker's answer: it
+    reports a SASL handshake whose request failed locally (the connection dropped or timed out,
+    or the client was closed mid-login) as an authentication failure too, with the local error
+    in the text ("... handshake failed: Local: Broker handle destroyed"). Such a login is simply
+    retried. A refusal is the broker's ("Authentication failed during authentication due to
+    invalid credentials ...") and never says "Local:"."""
+    return "Local: " in reason
 
 
 def ensure_password(path: Path) -> str:

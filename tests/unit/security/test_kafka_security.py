@@ -79,6 +79,23 @@ def test_only_a_refused_login_stops_the_client_and_the_message_has_no_password()
     assert "password file" in str(error.value)
 
 
+def test_a_login_cut_short_on_the_client_side_is_retried_not_a_refusal() -> None:
+    """librdkafka reports a SASL handshake request that failed locally (a short-lived client
+    closed mid-login, a dropped connection) with the authentication code; `mesh up`'s readiness
+    wait, which opens a client a second, was once stopped by one (CI of 551b98e)."""
+    on_error = raise_on_auth_failure("admin")
+    for local in ("Broker handle destroyed", "Broker transport failure", "Timed out"):
+        reason = (f"SASL SCRAM-SHA-512 mechanism handshake failed: Local: {local}: broker's "
+                  "supported mechanisms: (after 2ms in state AUTH_HANDSHAKE)")  # fmt: skip
+        on_error(KafkaError(KafkaError._AUTHENTICATION, reason))
+    refusal = ("SASL authentication error: Authentication failed during authentication due to "
+               "invalid credentials with SASL mechanism SCRAM-SHA-512 (after 3ms in state "
+               "AUTH_REQ)")  # fmt: skip
+    with pytest.raises(AuthenticationFailed, match="invalid credentials") as error:
+        on_error(KafkaError(KafkaError._AUTHENTICATION, refusal))
+    assert "\n" not in str(error.value)
+
+
 def test_a_cluster_that_does_not_answer_is_one_line_naming_it() -> None:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
