@@ -23,9 +23,10 @@ def aggregator_process(settings: Settings) -> LocalProcess:
 
 
 def start_aggregator(
-    settings: Settings, extra_env: dict[str, str] | None = None
+    settings: Settings, extra_env: dict[str, str] | None = None, trigger_s: float | None = None
 ) -> tuple[ProcessInfo, bool]:
-    """Start the aggregator against the mesh's Kafka (no-op if it runs); (process, started)."""
+    """Start the aggregator against the mesh's Kafka (no-op if it runs); (process, started).
+    It batches once per reporting interval unless ``trigger_s`` says otherwise."""
     env = spark_service_env(
         settings,
         {
@@ -36,4 +37,6 @@ def start_aggregator(
         },
     )
     command = [sys.executable, "-m", "services.metrics_aggregator"]
+    if trigger_s is not None:
+        command += ["--trigger", str(trigger_s)]
     return start_supervised(aggregator_process(settings), command, env)
