@@ -102,6 +102,9 @@ class IngestMesh:
         real-time (which takes no cap, so the cap would slow only the counts), else a 20 000
         record run's counts take a minute to add up. What a case checks, exact counts across a
         fault, depends on neither."""
+        capped = (
+            {} if self.mode == REAL_TIME else {"MESH_INGEST_MAX_OFFSETS_PER_TRIGGER": str(BATCH)}
+        )
         env = {
             "MESH_INGEST_MODE": self.mode,
             "MESH_INGEST_RAW_PATTERN": re.escape(self.prefix) + r"\.raw\..*",
@@ -112,11 +115,7 @@ class IngestMesh:
             "MESH_INGEST_CHECKPOINT_INTERVAL": f"{self.interval_s} seconds",
             "MESH_INGEST_MAX_RECORD_BYTES": str(16 * 1024),
             "MESH_INGEST_COUNTING_TRIGGER": "0 seconds",
-            **(
-                {}
-                if self.mode == REAL_TIME
-                else {"MESH_INGEST_MAX_OFFSETS_PER_TRIGGER": str(BATCH)}
-            ),
+            **capped,
             **extra,
         }
         _, started = start_ingest(self.settings, env)

@@ -24,16 +24,24 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from shared.detector.manifest import load_manifest
 from shared.endpoints import resolve_bootstrap
-from shared.kafka.inspect import ClusterUnreachableError, group_lag, partition_watermarks
+from shared.kafka.inspect import (
+    ClusterUnreachableError,
+    inspecting_consumer,
+    read_group_lag,
+    read_watermarks,
+)
 from shared.kafka.security import client_security
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
 #: How often a new probe is sent while the mesh is not ready.
 PROBE_EVERY_S = 15.0
+#: How long one question to the cluster may take.
+ASK_TIMEOUT_S = 10.0
 #: The record type a mesh with no running detector is probed with (ingest must still route).
 DEFAULT_TYPE = "transactions"
 
@@ -102,24 +110,36 @@ def running_readers(settings: Settings) -> list[Reader]:
 
 
 class _Cluster:
-    """The few questions the wait asks the cluster, with the mesh's own login."""
+    """The few questions the wait asks the cluster, with the mesh's own login, through clients
+    kept for the whole wait: one for the routed topics' ends and one per detector group. Asked
+    every second, new clients would each log in again (a TLS and SCRAM handshake on a secure
+    mesh, while two Spark jobs start)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.bootstrap, self.login = resolve_bootstrap(settings), client_security(settings)
+        self._ends = inspecting_consumer(self.bootstrap, "mesh-inspect", self.login)
+        self._groups: dict[str, Any] = {}
+
+    def close(self) -> None:
+        for client in (self._ends, *self._groups.values()):
+            client.close()
 
     def ends(self, topics: tuple[str, ...]) -> dict[Partition, int]:
-        found = partition_watermarks(self.bootstrap, list(topics), login=self.login)
+        found = read_watermarks(self._ends, self.bootstrap, list(topics), ASK_TIMEOUT_S)
         return {(t, p): high for t, parts in found.items() for p, (_, high) in parts.items()}
 
     def committed(self, reader: Reader) -> Mapping[Partition, int | None]:
         """The group's committed offsets; none yet while its coordinator is not answering (a
         group that never committed has none for a moment after its first member joins)."""
+        if reader.group not in self._groups:
+            self._groups[reader.group] = inspecting_consumer(self.bootstrap, reader.group,
+                                                             self.login)  # fmt: skip
         try:
-            lag = group_lag(self.bootstrap, reader.group, reader.topics, login=self.login)
+            return read_group_lag(self._groups[reader.group], self.bootstrap, reader.group,
+                                  reader.topics, ASK_TIMEOUT_S).committed  # fmt: skip
         except ClusterUnreachableError:
             return {}
-        return lag.committed
 
     def send_probe(self, types: tuple[str, ...]) -> None:
         """One valid generated record of each type, no planted fraud, to its raw topic."""
@@ -154,28 +174,33 @@ def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> 
     probes: list[Probe] = []
     waiting = {r.name: r for r in readers}
     routed_after: float | None = None
-    while time.monotonic() - started < timeout_s:
-        if not probes or time.monotonic() - probes[-1].sent_at >= PROBE_EVERY_S:
-            probes.append(Probe(time.monotonic(), cluster.ends(routed_topics)))
-            cluster.send_probe(types)
-        ends = cluster.ends(routed_topics)
-        for probe in probes:
-            if not probe.routed:
-                probe.targets = grown(probe.before, ends, routed_topics)
-        if routed_after is None and any(p.routed for p in probes):
-            routed_after = time.monotonic() - started
-            say(f"ready    ingest routes: a probe record went through {routed_after:.0f} s after "
-                "the first was sent")  # fmt: skip
-        for name, reader in list(waiting.items()) if routed_after is not None else ():
-            committed = cluster.committed(reader)
-            if any(has_read(p.targets, reader.topics, committed) for p in probes if p.routed):
-                del waiting[name]
-        if routed_after is not None and not waiting:
-            detectors = ", ".join(r.name for r in readers) or "no detector is deployed"
-            say(f"ready    to alert {time.monotonic() - started:.0f} s after the first probe: "
-                f"ingest routed it and every running detector read it ({detectors})")  # fmt: skip
-            return True
-        time.sleep(1.0)
+    try:
+        while time.monotonic() - started < timeout_s:
+            if not probes or time.monotonic() - probes[-1].sent_at >= PROBE_EVERY_S:
+                probes.append(Probe(time.monotonic(), cluster.ends(routed_topics)))
+                cluster.send_probe(types)
+            ends = cluster.ends(routed_topics)
+            for probe in probes:
+                if not probe.routed:
+                    probe.targets = grown(probe.before, ends, routed_topics)
+            routed = [p for p in probes if p.routed]
+            if not routed:
+                time.sleep(1.0)
+                continue
+            if routed_after is None:
+                routed_after = time.monotonic() - started
+                say(f"ready    ingest routes: a probe record went through {routed_after:.0f} s "
+                    "after the first was sent")  # fmt: skip
+            waiting = {n: r for n, r in waiting.items() if not _read_one(cluster, r, routed)}
+            if not waiting:
+                detectors = ", ".join(r.name for r in readers) or "no detector is deployed"
+                say(f"ready    to alert {time.monotonic() - started:.0f} s after the first "
+                    "probe: ingest routed it and every running detector read it "
+                    f"({detectors})")  # fmt: skip
+                return True
+            time.sleep(1.0)
+    finally:
+        cluster.close()
     if routed_after is None:
         say(f"not ready: ingest routed no probe record in {timeout_s:.0f} s; see `mesh status` "
             "and `mesh logs ingest`")  # fmt: skip
@@ -184,3 +209,9 @@ def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> 
         say(f"not ready: ingest routes, but {late} read no probe in {timeout_s:.0f} s; see "
             "`mesh status` and `mesh logs <detector>`")  # fmt: skip
     return False
+
+
+def _read_one(cluster: _Cluster, reader: Reader, routed: list[Probe]) -> bool:
+    """Whether ``reader``'s group has committed past one of the ``routed`` probes."""
+    committed = cluster.committed(reader)
+    return any(has_read(p.targets, reader.topics, committed) for p in routed)

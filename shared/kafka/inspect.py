@@ -61,30 +61,40 @@ def partition_watermarks(
 ) -> dict[str, dict[int, tuple[int, int]]]:
     """Low and high watermark of each partition of every (or the named) non-internal topic, by
     topic name (sorted) and partition; a named topic that does not exist is left out."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "mesh-inspect",
-            "log_level": 2,
-            **(login or {}),
-        }
-    )
+    consumer = inspecting_consumer(bootstrap, "mesh-inspect", login)
     try:
-        metadata = cluster_metadata(consumer, bootstrap, timeout)
-        found: dict[str, dict[int, tuple[int, int]]] = {}
-        for name in sorted(names if names is not None else metadata.topics):
-            topic = metadata.topics.get(name)
-            if topic is None or name.startswith("__"):
-                continue
-            found[name] = {
-                partition: watermarks(consumer, TopicPartition(name, partition), timeout)
-                for partition in sorted(topic.partitions)
-            }
-        return found
+        return read_watermarks(consumer, bootstrap, names, timeout)
     finally:
         consumer.close()
+
+
+def inspecting_consumer(bootstrap: str, group: str, login: Mapping[str, Any] | None) -> Any:
+    """A consumer that only asks (metadata, watermarks, ``group``'s committed offsets): it never
+    subscribes or commits, so it never joins ``group``. One kept for many questions saves a
+    login (a TLS and SCRAM handshake on a secure cluster) per question."""
+    from confluent_kafka import Consumer
+
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                     "enable.auto.commit": False, "log_level": 2, **(login or {})})  # fmt: skip
+
+
+def read_watermarks(
+    consumer: Any, bootstrap: str, names: list[str] | None, timeout: float
+) -> dict[str, dict[int, tuple[int, int]]]:
+    """:func:`partition_watermarks`, asked through ``consumer``."""
+    from confluent_kafka import TopicPartition
+
+    metadata = cluster_metadata(consumer, bootstrap, timeout)
+    found: dict[str, dict[int, tuple[int, int]]] = {}
+    for name in sorted(names if names is not None else metadata.topics):
+        topic = metadata.topics.get(name)
+        if topic is None or name.startswith("__"):
+            continue
+        found[name] = {
+            partition: watermarks(consumer, TopicPartition(name, partition), timeout)
+            for partition in sorted(topic.partitions)
+        }
+    return found
 
 
 def consumer_groups(
@@ -111,37 +121,35 @@ def group_lag(
     has no committed offset the lag is high minus low watermark: a consumer starting there reads
     everything the partition still holds. Topics that do not exist are skipped.
     """
-    from confluent_kafka import Consumer, TopicPartition
-
-    # A consumer *named* after the group (it never subscribes or commits, so it never joins it)
-    # reads the group's committed offsets from the coordinator directly.
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": False,
-            "log_level": 2,
-            **(login or {}),
-        }
-    )
+    consumer = inspecting_consumer(bootstrap, group, login)
     try:
-        metadata = cluster_metadata(consumer, bootstrap, timeout)
-        partitions = [
-            TopicPartition(name, partition)
-            for name in sorted(set(topics))
-            if name in metadata.topics
-            for partition in sorted(metadata.topics[name].partitions)
-        ]
-        committed = _committed_offsets(consumer, group, partitions, timeout)
-        lags: dict[tuple[str, int], int] = {}
-        for partition in partitions:
-            key = (partition.topic, partition.partition)
-            low, high = watermarks(consumer, partition, timeout)
-            start = committed[key]
-            lags[key] = high - (low if start is None else start)
-        return GroupLag(sum(lags.values()), lags, committed)
+        return read_group_lag(consumer, bootstrap, group, topics, timeout)
     finally:
         consumer.close()
+
+
+def read_group_lag(
+    consumer: Any, bootstrap: str, group: str, topics: Collection[str], timeout: float
+) -> GroupLag:
+    """:func:`group_lag`, asked through ``consumer``, an :func:`inspecting_consumer` of
+    ``group`` (a consumer named after the group reads its committed offsets)."""
+    from confluent_kafka import TopicPartition
+
+    metadata = cluster_metadata(consumer, bootstrap, timeout)
+    partitions = [
+        TopicPartition(name, partition)
+        for name in sorted(set(topics))
+        if name in metadata.topics
+        for partition in sorted(metadata.topics[name].partitions)
+    ]
+    committed = _committed_offsets(consumer, group, partitions, timeout)
+    lags: dict[tuple[str, int], int] = {}
+    for partition in partitions:
+        key = (partition.topic, partition.partition)
+        low, high = watermarks(consumer, partition, timeout)
+        start = committed[key]
+        lags[key] = high - (low if start is None else start)
+    return GroupLag(sum(lags.values()), lags, committed)
 
 
 def _committed_offsets(
