@@ -26,14 +26,15 @@ class AggregatorConfig:
     checkpoint_dir: Path | None = None
     #: Seconds between micro-batches (also how often silent series are checked for staleness).
     #: From the settings it is the reporting interval (MESH_METRICS_INTERVAL_S): every instance
-    #: reports once per interval, so batches more often only cost more, each ~0.1 s of CPU per
-    #: query with or without snapshots (at 2 s a mesh idling burnt 0.7 of a core: issue 20).
+    #: reports once per interval, so batches more often only cost more (at 2 s, with the earlier
+    #: Spark-stateful series query, a mesh idling burnt 0.7 of a core: issue 20).
     trigger_s: float = 2.0
     #: Process what is in the topics now, then stop (see job.caught_up).
     once: bool = False
     #: Spark master when run directly (spark-submit's --master wins).
     master: str = "local[2]"
-    #: State store partitions of the per-series state.
+    #: Shuffle partitions (the windows query's latest-count-per-window; the series state is in
+    #: the driver and has none).
     shuffle_partitions: int = 2
     #: Upper bound of messages per micro-batch and topic.
     max_offsets_per_trigger: int = 100_000

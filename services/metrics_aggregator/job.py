@@ -1,23 +1,28 @@
-"""The aggregator's three streaming queries, wired to the service's ``foreachBatch`` handlers.
+"""The aggregator's two streaming queries, wired to the service's ``foreachBatch`` handlers.
 
-  series        metrics -> decode -> valid -> per-series state -> points (InfluxDB + files)
-  dead_letters  metrics -> decode -> invalid -> metrics.dlq
-  windows       metrics.windows -> decode -> latest count per window -> points; invalid -> dlq
+  metrics   metrics -> decode -> one collect of flat columns -> valid: per-series state in the
+            driver (:mod:`series_table`) -> points (InfluxDB + files); invalid -> metrics.dlq
+  windows   metrics.windows -> decode -> latest count per window -> points; invalid -> dlq
 
 Each has its own checkpoint sub-folder and starts from the earliest offsets on a fresh
 checkpoint (the topics are compacted: the latest snapshot of every key is still there).
 
-The series query runs without Spark's no-data micro-batches: with a processing-time timeout
-Spark would otherwise run a stateful batch every trigger, even when idle. Timeouts are still
-processed in every batch that has data, and every instance of the mesh reports every 10 s, so a
-series whose instances all went silent is re-emitted without them within a trigger interval (the
-reporting interval by default) of their deadline; only in a mesh where nothing at all reports
-does it wait for the next message.
+Both are stateless for Spark, so Spark runs a batch only when a topic got messages: an idle
+mesh's aggregator does no batch at all, and a near-idle one one small batch per reporting
+interval (one Kafka read, no shuffle, no state store, no Python worker: issue 20). The series'
+timeouts are processed in every batch of the metrics query, and every instance of the mesh
+reports every 10 s, so a series whose instances all went silent is re-emitted without them
+within a trigger interval (the reporting interval by default) of their deadline; only in a mesh
+where nothing at all reports does it wait for the next message (as before).
 
-Running "once" (``--once``, the tests): Spark's availableNow trigger and
-``processAllAvailable`` wait for a query to report "no new data", which a query with a
-processing-time timeout never does while no-data batches are on (it asks for a batch every
-trigger). Rather than depend on that setting, :func:`offsets_to_reach` notes each topic's end
+The series state is versioned by batch id next to the checkpoint (:mod:`series_store`), and
+each batch's clock is the ``batchTimestampMs`` Spark wrote to its offset log before running it
+(:func:`checkpoint.batch_timestamp_ms`): a batch run again after a crash sees the same clock
+and the state of the batch before, so it writes the same points (as Spark's state store did).
+(Checkpoints of the earlier three-query aggregator, ``series`` and ``dead_letters``, are not
+read: the first start of this one rebuilds every series from the compacted topic.)
+
+Running "once" (``--once``, the tests): :func:`offsets_to_reach` notes each topic's end
 offsets before the queries start, and :func:`caught_up` says when a query's last completed
 batch got there.
 """
@@ -34,15 +39,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from services.metrics_aggregator.config import AggregatorConfig
-from services.metrics_aggregator.decode import classify, invalid, valid
-from services.metrics_aggregator.series import series_input, series_updates
-from services.metrics_aggregator.service import (
-    DEAD_LETTERS,
-    SERIES,
-    WINDOWS,
-    AggregatorService,
-)
-from services.metrics_aggregator.stateful import SeriesUpdater
+from services.metrics_aggregator.decode import classify
+from services.metrics_aggregator.service import METRICS, WINDOWS, AggregatorService
 from shared.avro.catalogue import Catalogue
 from shared.kafka.security import client_security
 from shared.topic_names import TopicNames
@@ -72,9 +70,6 @@ def kafka_source(
     )
 
 
-NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
-
-
 def query_name(name: str) -> str:
     return f"metrics-aggregator-{name}"
 
@@ -82,53 +77,32 @@ def query_name(name: str) -> str:
 def query_starters(
     spark: SparkSession, service: AggregatorService, catalogue: Catalogue
 ) -> dict[str, Callable[[], StreamingQuery]]:
-    """How to start each of the three queries, by query name, series first; ``service``
+    """How to start each of the two queries, by query name, metrics first; ``service``
     receives their batches. A query that died of a known Spark fault is started again with
     the same function (:meth:`services.metrics_aggregator.service.AggregatorRun.failure`)."""
     config = service.config
-    checkpoints = config.checkpoints(service.settings)
 
     def source(topic: str) -> DataFrame:
         return kafka_source(spark, service.bootstrap, topic, config,
                             service.kafka_options,
                             TopicNames.of(service.settings).aggregator_group_prefix)  # fmt: skip
 
-    def metrics() -> DataFrame:
-        return classify(
-            source(config.metrics_topic), catalogue, "metric_snapshot", require_key=True
-        )
-
-    updater = SeriesUpdater(config.stale_after_ms, config.remember_retired)
-
     def start(
-        frame: DataFrame, name: str, handler: Callable[[DataFrame, int], None], mode: str = "append"
+        frame: DataFrame, name: str, handler: Callable[[DataFrame, int], None]
     ) -> StreamingQuery:
         writer: DataStreamWriter = (
             frame.writeStream.queryName(query_name(name))
-            .outputMode(mode)
-            .option("checkpointLocation", str(checkpoints / name))
+            .outputMode("append")
+            .option("checkpointLocation", str(service.checkpoint(name)))
             .foreachBatch(handler)
         )
         return writer.trigger(processingTime=config.trigger).start()
 
-    def start_series() -> StreamingQuery:
-        # A query copies the session's configuration when it starts: switch no-data batches
-        # off for the series query only.
-        series = series_updates(series_input(valid(metrics())), updater)
-        previous = spark.conf.get(NO_DATA_BATCHES, None)
-        spark.conf.set(NO_DATA_BATCHES, "false")
-        try:
-            return start(series, SERIES, service.on_series_batch, mode="update")
-        finally:
-            if previous is None:
-                spark.conf.unset(NO_DATA_BATCHES)
-            else:
-                spark.conf.set(NO_DATA_BATCHES, previous)
-
     return {
-        query_name(SERIES): start_series,
-        query_name(DEAD_LETTERS): lambda: start(
-            invalid(metrics()), DEAD_LETTERS, service.on_dead_letter_batch
+        query_name(METRICS): lambda: start(
+            classify(source(config.metrics_topic), catalogue, "metric_snapshot", require_key=True),
+            METRICS,
+            service.on_metrics_batch,
         ),
         query_name(WINDOWS): lambda: start(
             classify(source(config.windows_topic), catalogue, "window_count"),
@@ -148,11 +122,7 @@ def offsets_to_reach(service: AggregatorService) -> dict[str, Offsets]:
     login = client_security(service.settings)
     metrics = end_offsets(service.bootstrap, config.metrics_topic, login=login)
     windows = end_offsets(service.bootstrap, config.windows_topic, login=login)
-    return {
-        query_name(SERIES): metrics,
-        query_name(DEAD_LETTERS): metrics,
-        query_name(WINDOWS): windows,
-    }
+    return {query_name(METRICS): metrics, query_name(WINDOWS): windows}
 
 
 def end_offsets(

@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--once", action="store_true", help="process what is there now, then stop")
     p.add_argument("--master", help="Spark master when run directly (local[2])")
-    p.add_argument("--shuffle-partitions", type=int, help="state partitions (2)")
+    p.add_argument("--shuffle-partitions", type=int, help="shuffle partitions (2)")
     p.add_argument("--max-offsets-per-trigger", type=int, help="messages per batch (100000)")
     p.add_argument("--topic-prefix", help="default MESH_TOPIC_PREFIX")
     p.add_argument("--stale-after", type=float, metavar="SECONDS",

@@ -1,6 +1,6 @@
 """The aggregator reports on itself like every other instance (service ``metrics_aggregator``).
 
-Its work is counted in :class:`~services.metrics_aggregator.status.Counters` by three driver
+Its work is counted in :class:`~services.metrics_aggregator.status.Counters` by two driver
 threads; :meth:`AggregatorMetrics.sync`, called from the main loop, moves what they added into
 the registry's counters (one writer per metric, as shared.metrics wants). InfluxDB's health is a
 gauge, so a dashboard (or the aggregate itself, once InfluxDB is back) shows the outage.
@@ -11,7 +11,7 @@ gauge, so a dashboard (or the aggregate itself, once InfluxDB is back) shows the
 | `aggregator.dead_letters` | counter | malformed snapshots sent to `metrics.dlq` |
 | `aggregator.window_counts.in` | counter | ingest window counts read |
 | `aggregator.points` | counter | points written (files, and InfluxDB when configured) |
-| `aggregator.batches` | counter | micro-batches of the three queries |
+| `aggregator.batches` | counter | micro-batches of the two queries |
 | `influx.points.buffered` | gauge | points waiting for InfluxDB |
 | `influx.points.dropped` | gauge | points given up (buffer full) since start |
 | `influx.healthy` | gauge | 1 when the last InfluxDB write succeeded, else 0 |

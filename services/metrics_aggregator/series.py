@@ -1,31 +1,25 @@
-"""Snapshots -> per-series totals and per-instance rows: the stateful part, as two transforms.
+"""Decoded MetricSnapshot rows -> the flat columns the per-series step reads (in the JVM).
 
-``series_input`` flattens decoded MetricSnapshot rows into the columns the step reads, with the
-series key (service, name, tags as canonical JSON: sorted ``[{"key": k, "value": v}, ...]``).
-``series_updates`` groups by that key and runs :class:`stateful.SeriesUpdater` with
-``applyInPandasWithState`` (update mode, processing-time timeout): one state per series.
+``series_input`` flattens valid rows into the series key (service, name, tags as canonical JSON:
+sorted ``[{"key": k, "value": v}, ...]``), the instance's figures and the Kafka position;
+``snapshot_columns`` does the same for every classified row and keeps ``error_class``, so one
+collect of a batch tells the snapshots from the dead letters without shipping message bytes.
+The rows then go to :class:`series_table.SeriesTable` in the driver.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
-from services.metrics_aggregator.decode import DECODED
-from services.metrics_aggregator.series_step import KEY_COLUMNS
+from services.metrics_aggregator.decode import DECODED, ERROR_CLASS
 from services.metrics_aggregator.snapshots import FLOAT_FIELDS
-from services.metrics_aggregator.stateful import OUTPUT_SCHEMA, STATE_SCHEMA, SeriesUpdater
 
 
-def series_input(valid: DataFrame) -> DataFrame:
-    """Decoded snapshots -> key columns + instance_id, type, timestamp (ms), figures, position.
-
-    A null count becomes 0 with ``has_count`` false: pandas would otherwise turn the column into
-    floats and lose exactness above 2**53.
-    """
+def _columns() -> list[Column]:
+    """A null count becomes 0 with ``has_count`` false, so the column stays a 64-bit integer."""
     s = F.col(DECODED)
-    return valid.select(
+    return [
         s["service"].alias("service"),
         s["name"].alias("name"),
         F.to_json(F.array_sort(F.map_entries(s["tags"]))).alias("tags"),
@@ -37,15 +31,16 @@ def series_input(valid: DataFrame) -> DataFrame:
         *[s[name].alias(name) for name in FLOAT_FIELDS],
         F.col("partition"),
         F.col("offset"),
-    )
+    ]
 
 
-def series_updates(inputs: DataFrame, updater: SeriesUpdater) -> DataFrame:
-    """Rows of :data:`series_step.ROW_COLUMNS`: totals and instance rows of updated series."""
-    return inputs.groupBy(*KEY_COLUMNS).applyInPandasWithState(
-        updater,
-        OUTPUT_SCHEMA,
-        STATE_SCHEMA,
-        "update",
-        GroupStateTimeout.ProcessingTimeTimeout,
-    )
+def series_input(valid: DataFrame) -> DataFrame:
+    """Valid decoded snapshots -> key columns + instance_id, type, timestamp (ms), figures,
+    position."""
+    return valid.select(*_columns())
+
+
+def snapshot_columns(classified: DataFrame) -> DataFrame:
+    """Every classified row: ``error_class`` (null for a snapshot) and the columns of
+    :func:`series_input` (null where the message did not decode)."""
+    return classified.select(F.col(ERROR_CLASS), *_columns())

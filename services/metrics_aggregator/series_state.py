@@ -6,7 +6,7 @@ previous one; an older one arriving late is ignored. Instances are told apart by
 restarted process has a new id, so its counts add to the dead process's.
 
 Staleness is judged against a clock the caller passes (the Spark batch's processing time, see
-:mod:`stateful`): an instance whose latest snapshot was taken ``stale_after_ms`` or more before
+:mod:`series_table`): an instance whose latest snapshot was taken ``stale_after_ms`` or more before
 ``now_ms`` is stale. A stale instance leaves ``live`` and is *retired*: only its last count and
 timestamp are kept, so its gauges and rates drop out of the totals while its count stays. The
 retired ids are remembered (up to ``remember`` per series, the most recent) so that

@@ -1,7 +1,7 @@
 """One call of the stateful step for one series: snapshots in, new state and output rows out.
 
-Plain Python, so the whole per-group behaviour is unit-tested without Spark; :mod:`stateful`
-only converts pandas frames and Spark's ``GroupState`` to and from these types.
+Plain Python, so the whole per-group behaviour is unit-tested without Spark; :mod:`series_table`
+runs it per series of a micro-batch, with the batch's clock and the state of the batch before.
 
 Per call: merge the batch's snapshots in the order given (the caller sorts them by timestamp,
 then Kafka partition and offset), retire the instances stale at ``now_ms``, then emit
@@ -11,10 +11,11 @@ then Kafka partition and offset), retire the instances stale at ``now_ms``, then
 - one ``scope=instance`` row per accepted snapshot (a snapshot ignored as late emits nothing).
 
 ``next_timeout_ms`` is when the first live instance goes stale if it stays silent: the caller
-sets the group's processing-time timeout to it, so a series whose instances all went silent is
-still re-emitted without them. Everything depends only on the state, the snapshots and
-``now_ms``; Spark records a batch's processing time in its offset log, so a replayed batch gets
-the same ``now_ms`` and emits identical rows.
+runs the series again in the first batch whose clock is past it, so a series whose instances
+all went silent is still re-emitted without them. Everything depends only on the state, the
+snapshots and ``now_ms``; Spark records a batch's processing time in its offset log, and the
+series table reads it from there, so a replayed batch gets the same ``now_ms`` and emits
+identical rows.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ One :class:`AggregatorService` lives for the life of the driver. It owns
   batch to batch and are retried with backoff; the writer never raises, so InfluxDB being away
   never fails a query;
 - the :class:`LineProtocolFiles` under ``$MESH_HOME/metrics/`` (always written);
+- the :class:`SeriesTable`: every series' state, in the driver, saved by batch next to the
+  checkpoint (created on the first metrics batch);
 - the counters the status file and the aggregator's own metrics read.
 
 Every handler ends by refreshing the status file. An exception in a handler (a dead-letter
@@ -28,11 +30,14 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from services.metrics_aggregator.checkpoint import batch_timestamp_ms
 from services.metrics_aggregator.config import AggregatorConfig, metrics_dir, status_path
 from services.metrics_aggregator.dead_letters import write_dead_letters
-from services.metrics_aggregator.decode import invalid, valid
+from services.metrics_aggregator.decode import ERROR_CLASS, invalid, valid
 from services.metrics_aggregator.points import series_points, window_points
-from services.metrics_aggregator.series_step import ALL
+from services.metrics_aggregator.series import snapshot_columns
+from services.metrics_aggregator.series_store import SeriesStore
+from services.metrics_aggregator.series_table import SeriesTable
 from services.metrics_aggregator.status import (
     FAILED,
     RUNNING,
@@ -53,7 +58,9 @@ from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 log = logging.getLogger(__name__)
 
-SERIES, WINDOWS, DEAD_LETTERS = "series", "windows", "dead_letters"
+METRICS, WINDOWS = "metrics", "windows"
+#: Folder of the series states, next to the queries' checkpoint folders.
+SERIES_STATE = "series-state"
 #: Seconds between two looks for the local InfluxDB when no URL is configured.
 LOCAL_INFLUX_CHECK_S = 10.0
 
@@ -84,16 +91,37 @@ class AggregatorService:
         self._influx: InfluxWriter | None = None
         self._influx_checked = float("-inf")
         self._write_lock = threading.Lock()
+        self._series: SeriesTable | None = None
+
+    def checkpoint(self, query: str) -> Path:
+        """The checkpoint folder of ``query`` (METRICS or WINDOWS)."""
+        return self.config.checkpoints(self.settings) / query
+
+    def series_table(self) -> SeriesTable:
+        if self._series is None:
+            store = SeriesStore(self.config.checkpoints(self.settings) / SERIES_STATE / "states.db")
+            self._series = SeriesTable(store, self.config.stale_after_ms,
+                                       self.config.remember_retired)  # fmt: skip
+        return self._series
 
     # ------------------------------------------------------------ foreachBatch
-    def on_series_batch(self, frame: DataFrame, batch_id: int) -> None:
-        """Output of the stateful step -> points; counts the snapshots consumed."""
-        rows = [row.asDict() for row in frame.collect()]
-        points = series_points(rows)
+    def on_metrics_batch(self, frame: DataFrame, batch_id: int) -> None:
+        """Classified metrics rows: snapshots -> per-series state -> points, the others ->
+        metrics.dlq. One collect of flat columns (no message bytes) serves both; the dead
+        letters are read again from Kafka only when there are some."""
+        rows = [row.asDict() for row in snapshot_columns(frame).collect()]
+        snapshots = [r for r in rows if r[ERROR_CLASS] is None]
+        dead = 0
+        if len(snapshots) < len(rows):
+            dead = write_dead_letters(invalid(frame), self.bootstrap, self.config.dlq_topic,
+                                      self.instance_id, self.kafka_options)  # fmt: skip
+        now_ms = batch_timestamp_ms(self.checkpoint(METRICS), batch_id)
+        result = self.series_table().apply(batch_id, snapshots, now_ms)
+        points = series_points(result.rows)
         self.write_points(points)
-        self.instances.update(rows)
-        consumed = sum(int(r["snapshots"] or 0) for r in rows if r["scope"] == ALL)
-        self.counters.add(SERIES, snapshots_in=consumed, series_points=len(points))
+        self.instances.update(result.rows)
+        self.counters.add(METRICS, snapshots_in=result.snapshots, dead_letters=dead,
+                          series_points=len(points))  # fmt: skip
         self.write_status()
 
     def on_windows_batch(self, frame: DataFrame, batch_id: int) -> None:
@@ -119,13 +147,6 @@ class AggregatorService:
         )
         self.write_status()
 
-    def on_dead_letter_batch(self, frame: DataFrame, batch_id: int) -> None:
-        """Undecodable snapshots (already filtered) -> metrics.dlq."""
-        dead = write_dead_letters(frame, self.bootstrap, self.config.dlq_topic, self.instance_id,
-                                  self.kafka_options)  # fmt: skip
-        self.counters.add(DEAD_LETTERS, dead_letters=dead)
-        self.write_status()
-
     # ------------------------------------------------------------ sinks
     def write_points(self, points: Sequence[Point]) -> None:
         if not points:
@@ -148,6 +169,12 @@ class AggregatorService:
                 self._influx = InfluxWriter(url, self.settings.influx_db)
                 log.info("writing points to InfluxDB %s, database %s", url, self.settings.influx_db)
         return self._influx
+
+    def close(self) -> None:
+        """Let go of the series states' file (after the queries stopped)."""
+        if self._series is not None:
+            self._series.store.close()
+            self._series = None
 
     def flush(self, timeout_s: float) -> bool:
         """Send what InfluxDB has not taken yet; True when nothing is left (or no InfluxDB)."""
@@ -188,7 +215,7 @@ class AggregatorService:
 
 @dataclass
 class AggregatorRun:
-    """The aggregator's three queries running in the caller's SparkSession.
+    """The aggregator's two queries running in the caller's SparkSession.
 
     ``start`` notes where the input topics end, so :meth:`caught_up` can tell when everything
     that was there at start has been aggregated (what ``--once`` waits for).
@@ -277,4 +304,5 @@ class AggregatorRun:
         from services.metrics_aggregator.job import stop_queries
 
         stop_queries(self.queries)
+        self.service.close()
         return self.service.flush(flush_timeout_s)

@@ -102,7 +102,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
     """A :class:`Snapshot` from a decoded record or an input row of the stateful step.
 
     Missing, None and NaN figures are left out. ``count`` may come with ``has_count`` (the Spark
-    input fills a null count with 0 and says so there, to keep 64-bit counts exact in pandas).
+    input fills a null count with 0 and says so there, so the column stays a 64-bit integer).
     """
     count: int | None = None
     raw_count = record.get("count")

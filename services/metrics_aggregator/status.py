@@ -1,6 +1,6 @@
 """The aggregator's counters and its status file, ``$MESH_HOME/metrics_aggregator/status.json``.
 
-Counters are plain integers behind one lock (three queries call back from three driver threads);
+Counters are plain integers behind one lock (two queries call back from two driver threads);
 ``mesh status`` and the aggregator's own metrics read them. The file is replaced whole after
 every batch (shared.json_files.write_json_atomic). Fields:
 
