@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
@@ -16,11 +17,26 @@ from shared.settings import Settings
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
+#: JVM options of the driver (which is the executor too on a local master).
+#: ``-XX:-DontCompileHugeMethods``: HotSpot never JIT-compiles a method of more than 8 000 bytes
+#: of bytecode, and whole-stage codegen of ingest's validation (one CASE chain over every field
+#: and rule of every type) makes such methods: ``jcmd PID Compiler.codelist`` on a running ingest
+#: never listed its routing stage's ``processNext``. Measured on the routing transform alone
+#: (40 000 generated records, local[1], steady passes): 108 us a record as it was, 112 with
+#: Spark's own remedy (``spark.sql.codegen.hugeMethodLimit=8000``, which gives up whole-stage
+#: codegen there), 92 with this flag (issue 29, docs/benchmarks.md).
+DRIVER_JAVA_OPTIONS = "-XX:-DontCompileHugeMethods"
+
 
 def spark_session(
-    app_name: str, settings: Settings, master: str | None, shuffle_partitions: int
+    app_name: str,
+    settings: Settings,
+    master: str | None,
+    shuffle_partitions: int,
+    extra: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A session for ``app_name``; ``master=None`` keeps whatever spark-submit chose."""
+    """A session for ``app_name``; ``master=None`` keeps whatever spark-submit chose; ``extra``
+    options of the job's own (its scheduler, for ingest) come on top."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     scratch = settings.home / "spark" / "tmp"
@@ -40,11 +56,12 @@ def spark_session(
         # A malformed record must never fail a batch: expressions yield NULL instead of raising.
         "spark.sql.ansi.enabled": "false",
         "spark.sql.streaming.kafka.useDeprecatedOffsetFetching": "false",
+        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
     }
     if master is None or master.startswith("local"):
         options["spark.driver.host"] = "127.0.0.1"
         options["spark.driver.bindAddress"] = "127.0.0.1"
-    for key, value in options.items():
+    for key, value in {**options, **(extra or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

@@ -4,9 +4,17 @@ For each ingest mode a private mesh on the run's broker (its own MESH_HOME and t
 started with `mesh up`, exactly as a user does: ingest, the metrics aggregator, the three
 reference detectors, the notifier, InfluxDB and the trace backend when installed. `mesh up`
 returns once the mesh can alert (:mod:`control.readiness`): its time is "ready to alert", and a
-warm-up feed with planted fraud then checks that the first alert follows within seconds. Then a
-paced feed of generated records with planted fraud runs at each offered rate for DURATION_S
-seconds.
+warm-up feed with planted fraud then checks that the first alert follows within seconds. Then
+each of RUNS feeds the mesh at its rate for its duration (issue 29: 1 000 records/s for ten
+minutes, twenty checkpoints of the real-time routing; 3 000 records/s), either as a customer's
+system would (:mod:`bench.plain_feed`: a plain producer of JSON) or with the project's generator
+(invalid records, three detectors' planted patterns); and the ramp (:mod:`bench.scenarios.e2e_ramp`)
+finds the highest rate every stage keeps up with. ``MESH_BENCH_E2E_SCALE`` multiplies every
+duration (0.2 for a quick look; 5 holds each ramp step the issue's five minutes).
+
+Each run also draws its latency over time (:mod:`bench.latency_picture`: p50, p99 and max per 5 s
+of raw-record time) to ``bench-results/e2e_<run>.svg`` and prints the same buckets as text, so a
+spike every checkpoint interval shows as one.
 
 Every alert of a paced feed is traced back through its source record: the raw record's Kafka
 timestamp (the ``mesh.source.timestamp`` header ingest puts on the routed record), the routed
@@ -23,6 +31,7 @@ milliseconds per second and microseconds per raw record.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
@@ -31,17 +40,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench.latency_picture import BUCKET_S, buckets, text_rows, write_svg
+from bench.plain_feed import feed_plain
 from bench.process_cpu import cpu_table, snapshot
 from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
+from bench.scenarios.e2e_ramp import HOLD_S as RAMP_HOLD_S
+from bench.scenarios.e2e_ramp import run_ramp
+from shared.errors import MeshError
 from shared.lineage import SOURCE_TIMESTAMP_HEADER
-from shared.settings import Settings
+from shared.settings import PROJECT_ROOT, Settings
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
-MODES = ("real-time", "micro-batch")
-#: Offered raw records per second: the rates issue 20 found the mesh falling behind at.
-RATES = (1000, 5000)
-DURATION_S = 60
+#: Real-time routing only: micro-batch is the fallback (issue 20 measured it: it does not keep up
+#: with 1 000 records/s on two cores), and a mode takes the whole run again.
+MODE = "real-time"
+#: (offered records/s, feed, seconds): the plain feed is the customer's system of issue 29.
+RUNS = ((1000, "plain", 600), (1000, "generator", 120), (3000, "plain", 300))
+PLAIN, GENERATOR = "plain", "generator"
 #: The warm-up feed: records per second, and how long to wait for its first alert.
 WARM_RATE, READY_TIMEOUT_S = 200, 300
 #: Its planted fraud share: with the paced feeds' 0.5 % a 2-second slice plants none, and the
@@ -55,11 +71,13 @@ IDLE_S = 20.0
 
 @dataclass
 class Hops:
-    """Per alert, in ms: raw -> records, records -> alert, raw -> alert."""
+    """Per alert, in ms: raw -> records, records -> alert, raw -> alert; and when its raw
+    record reached Kafka (epoch ms), for the latency-over-time picture."""
 
     ingest: list[float]
     detector: list[float]
     total: list[float]
+    raw_at: list[int]
 
 
 @dataclass(frozen=True)
@@ -70,14 +88,19 @@ class Idle:
     seconds: float
 
 
+def scale() -> float:
+    """``MESH_BENCH_E2E_SCALE``: every run's and ramp step's duration multiplied by it."""
+    try:
+        return max(0.01, float(os.environ.get("MESH_BENCH_E2E_SCALE", "1")))
+    except ValueError:
+        raise MeshError("MESH_BENCH_E2E_SCALE must be a number, such as 0.2 or 5") from None
+
+
 def run_e2e(settings: Settings) -> list[Result]:
-    results: list[Result] = []
-    for mode in MODES:
-        results.extend(_run_mode(settings, mode))
-    return results
+    return _run_mode(settings, MODE, scale())
 
 
-def _run_mode(settings: Settings, mode: str) -> list[Result]:
+def _run_mode(settings: Settings, mode: str, factor: float) -> list[Result]:
     results = []
     with tempfile.TemporaryDirectory(prefix="mesh-bench-e2e-") as home:
         prefix = f"bench.e2e.{uuid.uuid4().hex[:8]}."
@@ -90,13 +113,14 @@ def _run_mode(settings: Settings, mode: str) -> list[Result]:
             up_s = time.monotonic() - started
             first_alert_s = _first_alert(private)
             idle = _idle()
-            for seed, rate in enumerate(RATES, start=1):
-                result = _paced_run(private, mode, rate, seed, idle)
+            for seed, (rate, feed, seconds) in enumerate(RUNS, start=1):
+                result = _paced_run(private, mode, rate, seed, idle, feed, seconds * factor)
                 result.notes += (f"; mesh up took {up_s:.0f} s (until it said the mesh can "
                                  f"alert), then first alert of a new feed after "
                                  f"{first_alert_s:.1f} s")  # fmt: skip
                 result.extra.update({"mesh_up_s": up_s, "first_alert_after_up_s": first_alert_s})
                 results.append(result)
+            results.extend(run_ramp(private, RAMP_HOLD_S * factor))
         finally:
             _mesh(env, "down", timeout=300)
     return results
@@ -150,7 +174,9 @@ def _idle() -> Idle:
     return Idle(after.since(before), after.taken_at - before.taken_at)
 
 
-def _paced_run(settings: Settings, mode: str, rate: int, seed: int, idle: Idle) -> Result:
+def _paced_run(
+    settings: Settings, mode: str, rate: int, seed: int, idle: Idle, feed: str, seconds: float
+) -> Result:
     from shared.kafka.inspect import topic_views
 
     prefix = settings.topic_prefix
@@ -158,43 +184,45 @@ def _paced_run(settings: Settings, mode: str, rate: int, seed: int, idle: Idle) 
                f"{prefix}records.invalid"]  # fmt: skip
     routed_before = sum(v.written for v in topic_views(settings.bootstrap_servers, outputs))
     feed_start_ms = int(time.time() * 1000)
-    options = SendOptions(topic_prefix=f"{prefix}raw", rate=rate, progress=False)
     sent_at, cpu_before = time.monotonic(), snapshot()
-    report = produce_to_kafka(_feed(rate, DURATION_S, seed), options, settings)
+    delivered = _send(settings, feed, rate, seconds, seed)
     send_s = time.monotonic() - sent_at
 
     def routed_now() -> int:
         return sum(v.written for v in topic_views(settings.bootstrap_servers, outputs))
 
     routed_at_end = routed_now()
-    lag_at_end = report.delivered - (routed_at_end - routed_before)
+    lag_at_end = delivered - (routed_at_end - routed_before)
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while routed_now() - routed_before < report.delivered and time.monotonic() < deadline:
+    while routed_now() - routed_before < delivered and time.monotonic() < deadline:
         time.sleep(1.0)
     alerts = [a for a in _settled_alerts(settings) if a[1] >= feed_start_ms]
     cpu_after = snapshot()
     busy_s = cpu_after.taken_at - cpu_before.taken_at
     print(f"CPU of the mesh's parts, {mode} at {rate:,} records/s offered "
-          f"({report.delivered:,} records; busy: from the feed's start until its alerts settled, "
+          f"({delivered:,} records; busy: from the feed's start until its alerts settled, "
           f"{busy_s:.0f} s):\n"
           + cpu_table(idle.cpu_s, idle.seconds, cpu_after.since(cpu_before), busy_s,
-                      report.delivered), flush=True)  # fmt: skip
+                      delivered), flush=True)  # fmt: skip
     hops = _hops(settings, alerts, feed_start_ms)
+    name = f"e2e_{rate // 1000}k_{feed}"
+    _draw(name, f"{name}: raw -> alert over the run ({delivered:,} records, "
+          f"{len(hops.total):,} alerts)", hops)  # fmt: skip
     routed = routed_now()
     sustained = (routed_at_end - routed_before) / send_s
     parts = ", ".join(
-        f"{name} p50/p99/max {_ms(values, 50)}/{_ms(values, 99)}/{max(values, default=0):.0f}"
-        for name, values in (("raw->records", hops.ingest), ("records->alert", hops.detector))
+        f"{hop} p50/p99/max {_ms(values, 50)}/{_ms(values, 99)}/{max(values, default=0):.0f}"
+        for hop, values in (("raw->records", hops.ingest), ("records->alert", hops.detector))
     )
     return Result(
-        f"e2e_{mode}_{rate // 1000}k",
+        name,
         routed - routed_before,
         send_s,
         latency_p50_ms=percentile(hops.total, 50),
         latency_p99_ms=percentile(hops.total, 99),
         notes=(
             f"raw->alert of {len(hops.total)} alerts, max {max(hops.total, default=0):.0f} ms; "
-            f"{parts}; offered {report.delivered / send_s:,.0f}/s, routed {sustained:,.0f}/s "
+            f"{parts}; offered {delivered / send_s:,.0f}/s, routed {sustained:,.0f}/s "
             f"during the feed, {lag_at_end:,} behind at its end"
         ),
         extra={
@@ -208,6 +236,23 @@ def _paced_run(settings: Settings, mode: str, rate: int, seed: int, idle: Idle) 
         },
         paced=True,
     )
+
+
+def _send(settings: Settings, feed: str, rate: int, seconds: float, seed: int) -> int:
+    """Feed ``rate`` raw records a second for ``seconds``; how many were delivered."""
+    if feed == PLAIN:
+        topic = f"{settings.topic_prefix}raw.transactions"
+        return feed_plain(settings, topic, rate, seconds, seed).delivered
+    options = SendOptions(topic_prefix=f"{settings.topic_prefix}raw", rate=rate, progress=False)
+    return produce_to_kafka(_feed(rate, seconds, seed), options, settings).delivered
+
+
+def _draw(name: str, title: str, hops: Hops) -> None:
+    """The run's latency over time: an SVG in bench-results/ and the same buckets as text."""
+    series = buckets(hops.raw_at, hops.total)
+    path = write_svg(PROJECT_ROOT / "bench-results" / f"{name}.svg", title, series)
+    print(f"{title}, per {BUCKET_S:.0f} s of raw-record time (picture: {path}):\n"
+          f"{text_rows(series)}", flush=True)  # fmt: skip
 
 
 def _ms(values: list[float], q: float) -> str:
@@ -246,7 +291,7 @@ def _hops(settings: Settings, alerts: list[tuple[Any, int]], since_ms: int) -> H
         key = (alert["source_topic"], alert["source_partition"])
         wanted.setdefault(key, {}).setdefault(alert["source_offset"], []).append(alert_ms)
     consumer = _consumer(settings, [])
-    hops = Hops([], [], [])
+    hops = Hops([], [], [], [])
     for (topic, partition), offsets in wanted.items():
         consumer.assign([TopicPartition(topic, partition, min(offsets))])
         last, position = max(offsets), -1
@@ -272,6 +317,7 @@ def _hops(settings: Settings, alerts: list[tuple[Any, int]], since_ms: int) -> H
                     hops.ingest.append(records_ms - raw_ms)
                     hops.detector.append(alert_ms - records_ms)
                     hops.total.append(alert_ms - raw_ms)
+                    hops.raw_at.append(raw_ms)
     consumer.close()
     return hops
 

@@ -4,7 +4,8 @@ Per detector: UP / PART / DOWN / STOPPED, replicas running, version, consumer la
 records/s; per replica: pid, uptime, records/s, CPU seconds and resident memory (measured by the
 kernel, see :mod:`shared.process_usage`), restarts, and the last error. A detector whose replicas
 are all down says DOWN with the error that took the last one down (seed 002: dead stream threads
-went unnoticed for hours).
+went unnoticed for hours). And the live tail: raw record -> alert p50 / p99 / max over the last
+minute, from the alerts' lineage headers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
+from shared.kafka.recent_latency import recent_alert_latency
 from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.local_process import LocalProcess, ProcessInfo
@@ -53,6 +55,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _notifier_line(settings)
     _traces_line(settings)
     _detector_lines(settings, bootstrap)
+    _latency_line(settings, bootstrap)
     _container_lines()
     declared = [s.name for s in declared_topics(settings)]
     for view in topic_views(bootstrap, declared, login=client_security(settings)):
@@ -60,6 +63,18 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
     return 0
+
+
+def _latency_line(settings: Settings, bootstrap: str) -> None:
+    """The live tail: raw record -> alert over the last minute (shared.kafka.recent_latency)."""
+    alerts = TopicNames.of(settings).alerts
+    try:
+        recent = recent_alert_latency(bootstrap, alerts, login=client_security(settings))
+    except Exception as exc:  # status goes on without it; say why in one line
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"alerts   latency unknown ({reason})")
+        return
+    print(f"alerts   {recent.line()}")
 
 
 def _home_line(settings: Settings) -> None:

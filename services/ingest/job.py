@@ -40,6 +40,7 @@ from services.ingest.data_loss import (
 from services.ingest.inputs import IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
+from services.ingest.scheduling import in_default_pool, in_routing_pool, scheduler_options
 from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
     AUTO_MASTER,
@@ -115,8 +116,14 @@ def start_routing(
     checkpoint = str(config.checkpoints(settings) / "routing")
     writer = _kafka_sink(routed, inputs, checkpoint, "ingest-routing")
     if real_time:
-        return _real_time(writer, spark, config.checkpoint_interval).start()
-    return writer.trigger(processingTime=config.trigger).start()
+        writer = _real_time(writer, spark, config.checkpoint_interval)
+    else:
+        writer = writer.trigger(processingTime=config.trigger)
+    in_routing_pool(spark)  # its batches take freed task slots first (scheduling.py)
+    try:
+        return writer.start()
+    finally:
+        in_default_pool(spark)
 
 
 def start_counting(
@@ -239,7 +246,9 @@ def main() -> int:
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).
         submitted = "PYSPARK_GATEWAY_PORT" in settings.environment
         master = None if submitted else master_for(config.master, partitions)
-        spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions)
+        scheduler = scheduler_options(settings.home / "ingest", partitions)
+        spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions,
+                              scheduler)  # fmt: skip
         trigger = plan(config.mode, partitions, spark.sparkContext.defaultParallelism)
         routing_gap = sum(gap.count for gap in skipped if gap.query == "routing")
         if routing_gap:
