@@ -17,16 +17,6 @@ from shared.settings import Settings
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
-#: JVM options of the driver (which is the executor too on a local master).
-#: ``-XX:-DontCompileHugeMethods``: HotSpot never JIT-compiles a method of more than 8 000 bytes
-#: of bytecode, and whole-stage codegen of ingest's validation (one CASE chain over every field
-#: and rule of every type) makes such methods: ``jcmd PID Compiler.codelist`` on a running ingest
-#: never listed its routing stage's ``processNext``. Measured on the routing transform alone
-#: (40 000 generated records, local[1], steady passes): 108 us a record as it was, 112 with
-#: Spark's own remedy (``spark.sql.codegen.hugeMethodLimit=8000``, which gives up whole-stage
-#: codegen there), 92 with this flag (issue 29, docs/benchmarks.md).
-DRIVER_JAVA_OPTIONS = "-XX:-DontCompileHugeMethods"
-
 
 def spark_session(
     app_name: str,
@@ -56,7 +46,10 @@ def spark_session(
         # A malformed record must never fail a batch: expressions yield NULL instead of raising.
         "spark.sql.ansi.enabled": "false",
         "spark.sql.streaming.kafka.useDeprecatedOffsetFetching": "false",
-        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+        # Not -XX:-DontCompileHugeMethods: ingest's validation makes generated methods over
+        # HotSpot's 8 000-byte limit, which then run interpreted, and compiling them was 15 %
+        # faster on a warm JVM alone, but on the whole mesh at 1 000 records/s, warming up, ingest
+        # routed 577 records/s with it and 933 without (issue 29, docs/benchmarks.md).
     }
     if master is None or master.startswith("local"):
         options["spark.driver.host"] = "127.0.0.1"

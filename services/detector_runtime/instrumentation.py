@@ -8,7 +8,8 @@ read only when a snapshot is taken.
 When: every ``MESH_METRICS_INTERVAL_S`` (a reporter thread) and at shutdown, like every service;
 and **counts travel with commits**: before the loop waits for a batch's output to be acknowledged
 and commits its offsets, :meth:`RuntimeMetrics.before_commit` produces the counters' and meters'
-snapshots into the same producer, so the same flush covers them. A record whose offset is
+snapshots into the same producer, so the same flush covers them (only the counts that moved since
+they were last handed over: an unchanged one is on the topic already). A record whose offset is
 committed is therefore always counted in a snapshot on ``metrics``, even if the process is killed
 the next moment: the aggregated total can exceed the number of records (records processed twice
 after a rebalance or a kill, which is what seed 004's experiment shows) but never fall short.
@@ -94,7 +95,7 @@ class RuntimeMetrics:
             return
         while True:
             try:
-                self.reporter.produce(types=COUNTED)
+                self.reporter.produce(types=COUNTED, changed_only=True)
                 return
             except BufferError:  # the producer's queue is full: let deliveries drain it
                 self._producer.poll(0.05)

@@ -195,3 +195,19 @@ def test_for_settings_builds_its_own_producer_and_topic(
 def test_interval_must_be_positive(registry: MetricRegistry) -> None:
     with pytest.raises(ValueError, match="positive"):
         MetricsReporter(registry, FakeProducer(), "metrics", interval_s=0)
+
+
+def test_with_commits_only_the_counts_that_moved_are_sent_again(registry: MetricRegistry) -> None:
+    records = registry.meter("records.in")
+    errors = registry.counter("errors")
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics")
+    assert reporter.produce({"COUNTER", "METER"}, changed_only=True) == 2  # first: every count
+    records.mark(5)
+    assert reporter.produce({"COUNTER", "METER"}, changed_only=True) == 1  # errors did not move
+    assert reporter.produce({"COUNTER", "METER"}, changed_only=True) == 0
+    errors.inc()
+    assert reporter.produce({"COUNTER", "METER"}, changed_only=True) == 1
+    assert _counts(producer, registry.key(records)) == [0, 5]
+    assert _counts(producer, registry.key(errors)) == [0, 1]
+    assert reporter.produce() == 2  # the periodic report still sends everything
