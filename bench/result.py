@@ -9,6 +9,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from shared.percentiles import nearest_rank
+
 
 @dataclass
 class Result:
@@ -31,12 +33,8 @@ class Result:
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """The q-th percentile (0..100) by nearest rank; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered)) - 1))
-    return ordered[rank]
+    """The q-th percentile (0..100) by nearest rank; None for no values (shared.percentiles)."""
+    return nearest_rank(values, q)
 
 
 def table(results: list[Result], header: bool = True) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.lineage import source_timestamp_ms
+from shared.percentiles import nearest_rank
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,6 @@ class RecentLatency:
         return (f"raw -> alert over the last {self.window_s:.0f} s: {self.count} alerts, "
                 f"p50 {self.p50_ms:.0f} ms, p99 {self.p99_ms:.0f} ms, "
                 f"max {self.max_ms:.0f} ms")  # fmt: skip
-
-
-def nearest_rank(values: list[float], q: float) -> float | None:
-    """The q-th percentile (0..100) by nearest rank; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered)) - 1))]
 
 
 def summarize(latencies_ms: list[float], window_s: float) -> RecentLatency:

@@ -1,6 +1,7 @@
 """The live tail line of `mesh status`: percentiles by nearest rank, and what it says."""
 
-from shared.kafka.recent_latency import nearest_rank, summarize
+from shared.kafka.recent_latency import summarize
+from shared.percentiles import nearest_rank
 
 
 def test_percentiles_are_nearest_rank_of_the_alerts_latencies() -> None:
