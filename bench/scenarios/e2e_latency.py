@@ -46,7 +46,7 @@ from bench.process_cpu import cpu_table, snapshot
 from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
 from bench.scenarios.e2e_ramp import HOLD_S as RAMP_HOLD_S
-from bench.scenarios.e2e_ramp import run_ramp
+from bench.scenarios.e2e_ramp import routed_written, run_ramp
 from shared.errors import MeshError
 from shared.lineage import SOURCE_TIMESTAMP_HEADER
 from shared.settings import PROJECT_ROOT, Settings
@@ -177,24 +177,16 @@ def _idle() -> Idle:
 def _paced_run(
     settings: Settings, mode: str, rate: int, seed: int, idle: Idle, feed: str, seconds: float
 ) -> Result:
-    from shared.kafka.inspect import topic_views
-
-    prefix = settings.topic_prefix
-    outputs = [f"{prefix}records.transactions", f"{prefix}records.logins",
-               f"{prefix}records.invalid"]  # fmt: skip
-    routed_before = sum(v.written for v in topic_views(settings.bootstrap_servers, outputs))
+    routed_before = routed_written(settings)
     feed_start_ms = int(time.time() * 1000)
     sent_at, cpu_before = time.monotonic(), snapshot()
     delivered = _send(settings, feed, rate, seconds, seed)
     send_s = time.monotonic() - sent_at
 
-    def routed_now() -> int:
-        return sum(v.written for v in topic_views(settings.bootstrap_servers, outputs))
-
-    routed_at_end = routed_now()
+    routed_at_end = routed_written(settings)
     lag_at_end = delivered - (routed_at_end - routed_before)
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while routed_now() - routed_before < delivered and time.monotonic() < deadline:
+    while routed_written(settings) - routed_before < delivered and time.monotonic() < deadline:
         time.sleep(1.0)
     alerts = [a for a in _settled_alerts(settings) if a[1] >= feed_start_ms]
     cpu_after = snapshot()
@@ -208,7 +200,7 @@ def _paced_run(
     name = f"e2e_{rate // 1000}k_{feed}"
     _draw(name, f"{name}: raw -> alert over the run ({delivered:,} records, "
           f"{len(hops.total):,} alerts)", hops)  # fmt: skip
-    routed = routed_now()
+    routed = routed_written(settings)
     sustained = (routed_at_end - routed_before) / send_s
     parts = ", ".join(
         f"{hop} p50/p99/max {_ms(values, 50)}/{_ms(values, 99)}/{max(values, default=0):.0f}"

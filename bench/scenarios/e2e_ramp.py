@@ -57,7 +57,7 @@ class Step:
 def run_ramp(settings: Settings, hold_s: float = HOLD_S) -> list[Result]:
     steps: list[Step] = []
     for seed, rate in enumerate(RAMP_RATES, start=500):
-        routed_before, raw_before = _routed(settings), _raw(settings)
+        routed_before, raw_before = routed_written(settings), raw_written(settings)
         step = _hold(settings, rate, seed, hold_s, raw_before, routed_before)
         steps.append(step)
         growth = ", ".join(f"{k} {v:+,}" for k, v in step.growth().items())
@@ -100,12 +100,14 @@ def _hold(
             return step
 
 
-def _raw(settings: Settings) -> int:
+def raw_written(settings: Settings) -> int:
+    """Records ever written to the raw topics."""
     names = TopicNames.of(settings)
     return _written(settings, [names.raw(t) for t in ("transactions", "logins")])
 
 
-def _routed(settings: Settings) -> int:
+def routed_written(settings: Settings) -> int:
+    """Records ever routed by ingest: the records topics and its dead letters."""
     names = TopicNames.of(settings)
     topics = [names.records(t) for t in ("transactions", "logins")] + [names.invalid]
     return _written(settings, topics)
@@ -118,7 +120,9 @@ def _written(settings: Settings, topics: list[str]) -> int:
 
 def _backlogs(settings: Settings, raw_before: int, routed_before: int) -> dict[str, int]:
     """Records each stage has yet to take: ingest's (raw not routed yet), each detector group's."""
-    backlog = {"ingest": (_raw(settings) - raw_before) - (_routed(settings) - routed_before)}
+    backlog = {
+        "ingest": (raw_written(settings) - raw_before) - (routed_written(settings) - routed_before)
+    }
     for reader in running_readers(settings):
         try:
             lag = group_lag(settings.bootstrap_servers, reader.group, list(reader.topics),

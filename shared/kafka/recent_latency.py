@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from shared.kafka.inspect import inspecting_consumer
 from shared.lineage import source_timestamp_ms
 from shared.percentiles import nearest_rank
 
@@ -54,11 +55,9 @@ def recent_alert_latency(
     timeout: float = 5.0,
 ) -> RecentLatency:
     """raw -> alert of the alerts produced in the last ``window_s`` seconds."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import TopicPartition
 
-    group = f"mesh-latency-{uuid.uuid4().hex[:8]}"  # asks only: never joins, never commits
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "enable.auto.commit": False, "log_level": 2, **(login or {})})  # fmt: skip
+    consumer = inspecting_consumer(bootstrap, f"mesh-latency-{uuid.uuid4().hex[:8]}", login)
     try:
         since_ms = int((time.time() - window_s) * 1000)
         topic = consumer.list_topics(alerts_topic, timeout=timeout).topics.get(alerts_topic)
