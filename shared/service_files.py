@@ -40,7 +40,7 @@ def notifier_status_file(home: Path) -> Path:
 
 
 def routing_mode_text(saved: Mapping[str, Any] | None) -> str:
-    """``real-time on local[18] (16 raw partitions)``, or why it runs micro-batch; '' unknown."""
+    """``real-time on local[21] (16 raw partitions)``, or why it runs micro-batch; '' unknown."""
     if not saved:
         return ""
     text = f"{saved['ingest_mode']} on {saved.get('master', '?')} ({saved['raw_partitions']} raw "

@@ -40,10 +40,18 @@ class IngestInputs:
                    spark_kafka_options(settings),
                    TopicNames.of(settings).ingest_group_prefix)  # fmt: skip
 
-    def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
-        """Every raw topic, by pattern, with headers (for trace context). A loss of raw records
-        (retention ahead of the reader) stops the query only if ``on_data_loss`` says fail;
-        the job reports a loss while it was stopped itself (services.ingest.data_loss).
+    def raw(
+        self,
+        spark: SparkSession,
+        config: IngestConfig,
+        real_time: bool = False,
+        tasks: int | None = None,
+    ) -> DataFrame:
+        """Every raw topic, by pattern, with headers (for trace context), read by ``tasks`` tasks
+        (default: one per raw partition; a side query gives its own, trigger_mode.side_slots).
+        A loss of raw records (retention ahead of the reader) stops the query only if
+        ``on_data_loss`` says fail; the job reports a loss while it was stopped itself
+        (services.ingest.data_loss).
 
         A micro-batch reads at most ``max_offsets_per_trigger`` records, so a backlog drains in
         bounded steps; real-time mode refuses that option (its tasks read as records come)."""
@@ -60,10 +68,16 @@ class IngestInputs:
         )
         if not real_time:
             reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-        return reader.load()
+        raw = reader.load()
+        return raw if tasks is None else raw.coalesce(tasks)
 
     def classified(
-        self, spark: SparkSession, config: IngestConfig, real_time: bool = False
+        self,
+        spark: SparkSession,
+        config: IngestConfig,
+        real_time: bool = False,
+        tasks: int | None = None,
     ) -> DataFrame:
         """The raw records, each with its one outcome (valid, or an error code)."""
-        return classify(self.raw(spark, config, real_time), self.types, config.max_record_bytes)
+        raw = self.raw(spark, config, real_time, tasks)
+        return classify(raw, self.types, config.max_record_bytes)

@@ -7,8 +7,9 @@ hand-over first, and routing's new tasks wait behind them: records wait in Kafka
 
 So the job runs Spark's FAIR scheduler with one pool for routing whose minimum share is its
 task count: a pool below its minimum share is served first, so routing's tasks start as soon as
-slots free up, and the side queries get what is left (they are sized for it: trigger_mode's
-SIDE_SLOTS). The side queries stay in the default pool.
+slots free up. The scheduler never takes a running task's slot back, though, so the side queries
+(in the default pool) also read with few tasks and get slots of their own
+(trigger_mode.side_slots): they never hold routing's when it comes back.
 """
 
 from __future__ import annotations

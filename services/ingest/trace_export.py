@@ -121,6 +121,6 @@ def start_trace_export(
         .writeStream.foreachBatch(SpanExporter(tracing))
         .option("checkpointLocation", checkpoint)
         .queryName("ingest-traces")
-        .trigger(processingTime=config.trigger)
+        .trigger(processingTime=config.trace_trigger)
         .start()
     )

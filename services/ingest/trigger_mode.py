@@ -7,7 +7,7 @@ a task slot for every raw partition *at once*, plus slots for the queries beside
 counts, which are stateful and stay micro-batch, and the span export). So:
 
 * with the default master (``auto``) the job sizes ``local[N]`` itself: N = raw partitions +
-  :data:`SIDE_SLOTS`;
+  the side queries' slots (:func:`side_slots`);
 * on a given master (``local[k]``, a cluster) it counts the slots it has; too few, or no raw topic
   to size from, and the routing query runs micro-batch, with one line saying why;
 * ``MESH_INGEST_MODE=micro-batch`` asks for micro-batch outright.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shared.errors import ConfigError
@@ -29,8 +29,28 @@ from shared.service_files import MICRO_BATCH, REAL_TIME
 
 MODES = (REAL_TIME, MICRO_BATCH)
 
-#: Task slots kept for the micro-batch queries beside the real-time one (counts, span export).
-SIDE_SLOTS = 2
+#: Tasks each side query (window counts, span export) reads the raw topics with, whatever their
+#: partition count (``coalesce``): the side queries' batches must fit in the slots kept for them.
+SIDE_READ_TASKS = 1
+#: The window counts' shuffle (= state store) partitions by default (IngestConfig).
+DEFAULT_SHUFFLE_PARTITIONS = 4
+
+
+def side_slots(shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS) -> int:
+    """Task slots kept for the micro-batch queries beside the real-time one: as many as they can
+    run at once, the span export's reading task plus the window counts' widest stage.
+
+    Why exactly that many: Spark's scheduler never takes a slot back. At every checkpoint
+    hand-over routing frees all its slots for a second or two; a side query with more tasks than
+    its own slots (16 reading tasks, one per raw partition, as it was) takes them, and routing's
+    next batch waits until those tasks end (issue 29: the hand-over stalled routing 2.1-4.3 s with
+    the counts beside it, 1.3-2.4 s without them). Bounded, the side queries always find their
+    own slots free and routing's are there when it comes back."""
+    return SIDE_READ_TASKS + max(SIDE_READ_TASKS, shuffle_partitions)
+
+
+#: The side slots of the default configuration.
+SIDE_SLOTS = side_slots()
 #: The master that lets the job size ``local[N]`` itself.
 AUTO_MASTER = "auto"
 
@@ -79,6 +99,8 @@ class TriggerPlan:
     #: Micro-batch only to get past raw records retention removed (see :func:`past_gap`): the
     #: job restarts in real-time mode once routing's first batch has committed.
     passing_gap: bool = False
+    #: Slots kept for the side queries (:func:`side_slots`).
+    side: int = SIDE_SLOTS
 
     @property
     def real_time(self) -> bool:
@@ -96,28 +118,30 @@ class TriggerPlan:
                 "slots": self.slots, "reason": self.reason}  # fmt: skip
 
 
-def master_for(master: str, raw_partitions: int) -> str:
-    """The Spark master to start: ``auto`` becomes ``local[raw partitions + SIDE_SLOTS]``."""
+def master_for(master: str, raw_partitions: int, side: int = SIDE_SLOTS) -> str:
+    """The Spark master to start: ``auto`` becomes ``local[raw partitions + side]``."""
     if master != AUTO_MASTER:
         return master
-    return f"local[{max(raw_partitions, 0) + SIDE_SLOTS}]"
+    return f"local[{max(raw_partitions, 0) + side}]"
 
 
-def plan(requested: str, raw_partitions: int, slots: int) -> TriggerPlan:
-    """Real-time when asked for and every raw partition gets a slot with SIDE_SLOTS to spare."""
+def plan(requested: str, raw_partitions: int, slots: int, side: int = SIDE_SLOTS) -> TriggerPlan:
+    """Real-time when asked for and every raw partition gets a slot with ``side`` to spare."""
     if requested == MICRO_BATCH:
-        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, "MESH_INGEST_MODE=micro-batch")
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, "MESH_INGEST_MODE=micro-batch",
+                           side=side)  # fmt: skip
     if raw_partitions == 0:
         reason = "no raw topic to size real-time mode from yet; it starts once one exists"
-        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason)
-    needed = raw_partitions + SIDE_SLOTS
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason, side=side)
+    needed = raw_partitions + side
     if slots < needed:
         reason = (
-            f"real-time mode needs {needed} task slots (one per raw partition + {SIDE_SLOTS} for "
-            f"the counts), the master has {slots}: give it more cores or use the auto master"
+            f"real-time mode needs {needed} task slots (one per raw partition + {side} for "
+            f"the side queries), the master has {slots}: give it more cores or use the auto master"
         )
-        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason)
-    return TriggerPlan(REAL_TIME, raw_partitions, slots, "one long-running task per raw partition")
+        return TriggerPlan(MICRO_BATCH, raw_partitions, slots, reason, side=side)
+    return TriggerPlan(REAL_TIME, raw_partitions, slots, "one long-running task per raw partition",
+                       side=side)  # fmt: skip
 
 
 def past_gap(planned: TriggerPlan, skipped_records: int) -> TriggerPlan:
@@ -132,7 +156,7 @@ def past_gap(planned: TriggerPlan, skipped_records: int) -> TriggerPlan:
         return planned
     reason = (f"first getting past {skipped_records} raw records retention removed (the "
               "real-time reader cannot skip them); real-time again after one batch")  # fmt: skip
-    return TriggerPlan(MICRO_BATCH, planned.raw_partitions, planned.slots, reason, True)
+    return replace(planned, mode=MICRO_BATCH, reason=reason, passing_gap=True)
 
 
 def outgrown(started: TriggerPlan, raw_partitions: int, auto_master: bool) -> str | None:
@@ -141,10 +165,10 @@ def outgrown(started: TriggerPlan, raw_partitions: int, auto_master: bool) -> st
     Real-time: more raw partitions than slots would leave partitions without a task. Micro-batch
     only because there was no raw topic: one exists now and the auto master can size for it.
     """
-    if started.real_time and raw_partitions + SIDE_SLOTS > started.slots:
+    if started.real_time and raw_partitions + started.side > started.slots:
         return (
             f"raw partitions grew from {started.raw_partitions} to {raw_partitions}, more than "
-            f"real-time mode's {started.slots - SIDE_SLOTS} task slots: restarting to resize"
+            f"real-time mode's {started.slots - started.side} task slots: restarting to resize"
         )
     if not started.real_time and started.raw_partitions == 0 and raw_partitions and auto_master:
         return f"{raw_partitions} raw partitions now exist: restarting in real-time mode"

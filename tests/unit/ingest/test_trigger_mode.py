@@ -7,6 +7,7 @@ from services.ingest.config import IngestConfig
 from services.ingest.trigger_mode import (
     MICRO_BATCH,
     REAL_TIME,
+    SIDE_READ_TASKS,
     SIDE_SLOTS,
     checkpoint_seconds,
     master_for,
@@ -14,6 +15,7 @@ from services.ingest.trigger_mode import (
     past_gap,
     plan,
     raw_partitions,
+    side_slots,
 )
 from shared.errors import ConfigError
 from shared.service_files import routing_mode_text as status_text
@@ -25,10 +27,22 @@ def test_the_auto_master_gives_every_raw_partition_a_slot_and_the_counts_their_o
     assert master_for("spark://127.0.0.1:7077", 16) == "spark://127.0.0.1:7077"
 
 
+def test_the_side_queries_keep_a_slot_for_every_task_they_can_run_at_once():
+    # the span export's one reading task, beside the window counts' widest stage: one reading
+    # task, then one per shuffle partition
+    assert side_slots(4) == SIDE_READ_TASKS + 4 == SIDE_SLOTS
+    assert side_slots(1) == 2 * SIDE_READ_TASKS
+    assert side_slots(12) == SIDE_READ_TASKS + 12
+    assert master_for("auto", 16, side_slots(12)) == f"local[{16 + SIDE_READ_TASKS + 12}]"
+    wider = plan(REAL_TIME, 16, 16 + SIDE_SLOTS, side_slots(12))
+    assert wider.mode == MICRO_BATCH and f"+ {side_slots(12)} for the side queries" in wider.reason
+    assert outgrown(plan(REAL_TIME, 16, 16 + side_slots(12), side_slots(12)), 17, True)
+
+
 def test_real_time_when_the_slots_cover_the_partitions_and_the_side_queries():
     chosen = plan(REAL_TIME, 16, 16 + SIDE_SLOTS)
     assert chosen.real_time and chosen.mode == REAL_TIME
-    assert "16 raw partitions, 18 task slots" in chosen.line()
+    assert f"16 raw partitions, {16 + SIDE_SLOTS} task slots" in chosen.line()
 
 
 @pytest.mark.parametrize("slots", [2, 16, 16 + SIDE_SLOTS - 1])
@@ -84,8 +98,8 @@ def test_raw_partitions_count_the_topics_the_pattern_matches_whole():
 
 
 def test_status_says_the_mode_the_master_and_for_micro_batch_why():
-    real = {**plan(REAL_TIME, 16, 18).as_json(), "master": "local[18]"}
-    assert status_text(real) == "real-time on local[18] (16 raw partitions)"
+    real = {**plan(REAL_TIME, 16, 21).as_json(), "master": "local[21]"}
+    assert status_text(real) == "real-time on local[21] (16 raw partitions)"
     fallback = {**plan(REAL_TIME, 16, 2).as_json(), "master": "local[2]"}
     assert status_text(fallback).startswith("micro-batch on local[2] (16 raw partitions): real-")
     assert status_text(None) == ""
@@ -109,7 +123,9 @@ def test_a_bad_checkpoint_interval_is_one_line_naming_the_setting(text):
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("setting", ["MESH_INGEST_TRIGGER", "MESH_INGEST_COUNTING_TRIGGER"])
+@pytest.mark.parametrize(
+    "setting", ["MESH_INGEST_TRIGGER", "MESH_INGEST_COUNTING_TRIGGER", "MESH_INGEST_TRACE_TRIGGER"]
+)
 @pytest.mark.parametrize("text", ["soon", "5 s", "500 ms", "-1 seconds"])
 def test_a_bad_trigger_interval_is_one_line_naming_the_setting(setting, text):
     with pytest.raises(ConfigError, match=setting) as info:
@@ -119,12 +135,14 @@ def test_a_bad_trigger_interval_is_one_line_naming_the_setting(setting, text):
 
 def test_trigger_intervals_spark_takes_are_accepted():
     config = IngestConfig.from_env({"MESH_INGEST_TRIGGER": "500 milliseconds",
-                                    "MESH_INGEST_COUNTING_TRIGGER": "0 seconds"})  # fmt: skip
-    assert (config.trigger, config.counting_trigger) == ("500 milliseconds", "0 seconds")
+                                    "MESH_INGEST_COUNTING_TRIGGER": "0 seconds",
+                                    "MESH_INGEST_TRACE_TRIGGER": "2 seconds"})  # fmt: skip
+    assert (config.trigger, config.counting_trigger, config.trace_trigger) == (
+        "500 milliseconds", "0 seconds", "2 seconds")  # fmt: skip
 
 
 def test_a_retention_gap_is_passed_micro_batch_then_real_time_again() -> None:
-    planned = plan("real-time", raw_partitions=8, slots=10)
+    planned = plan("real-time", raw_partitions=8, slots=8 + SIDE_SLOTS)
     passing = past_gap(planned, 1200)
     assert (passing.mode, passing.passing_gap) == ("micro-batch", True)
     assert "getting past 1200 raw records retention removed" in passing.reason
