@@ -80,14 +80,14 @@ def _submit_and_wait(cluster, mesh_settings, prefix, outputs, expected, tmp_path
             p.read_text(errors="replace") for p in (tmp_path / "spark").rglob("stderr")
         )
         assert "Executor" in worker_log or "executor" in worker_log, "no executor ran on the worker"
-        # 8 raw partitions need 10 task slots for real-time mode; a 2-core cluster has 2: the
+        # 8 raw partitions need 13 task slots for real-time mode; a 2-core cluster has 2: the
         # job falls back to micro-batch and says why, in one line.
         said = (tmp_path / "submit.log").read_text(errors="replace").splitlines()
         fallback = [line for line in said if line.startswith("ingest: routing runs")]
         assert fallback == [
-            "ingest: routing runs micro-batch: real-time mode needs 10 task slots (one per raw "
-            "partition + 2 for the counts), the master has 2: give it more cores or use the auto "
-            "master (8 raw partitions, 2 task slots)"
+            "ingest: routing runs micro-batch: real-time mode needs 13 task slots (one per raw "
+            "partition + 5 for the side queries), the master has 2: give it more cores or use the "
+            "auto master (8 raw partitions, 2 task slots)"
         ], fallback
     finally:
         submit.send_signal(signal.SIGTERM)
