@@ -11,6 +11,12 @@ one rebalance into a restart loop. Instead the offsets are kept as *pending* and
 * before a clean stop leaves the group (:meth:`OffsetCommitter.settle`), after letting the
   rebalance that refused the commit finish.
 
+The same holds while the group's coordinator is away for a moment: a broker that just restarted
+answers COORDINATOR_LOAD_IN_PROGRESS while it reloads the committed offsets, and a moved
+coordinator NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE. Each is retriable by Kafka's protocol;
+crashing on one killed an instance in chaos ``broker_kill`` on a busy machine (issue 29's
+session). Those offsets stay pending and go with the next commit.
+
 Only a partition that is *lost* (the member was evicted) with pending offsets leaves a batch to
 be processed again; :attr:`OffsetCommitter.abandoned` counts those records' partitions so the
 duplicates are visible, and bounded by one batch each.
@@ -27,7 +33,8 @@ log = logging.getLogger(__name__)
 TopicPartitionKey = tuple[str, int]
 
 
-def _rebalance_errors() -> set[int]:
+def _deferrable_errors() -> set[int]:
+    """Commit errors that mean "not now" (a rebalance, or the coordinator away for a moment)."""
     from confluent_kafka import KafkaError
 
     return {
@@ -36,6 +43,9 @@ def _rebalance_errors() -> set[int]:
         KafkaError.UNKNOWN_MEMBER_ID,
         KafkaError.FENCED_INSTANCE_ID,
         KafkaError._STATE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
     }
 
 
@@ -43,8 +53,8 @@ class OffsetCommitter:
     def __init__(self, consumer: Any) -> None:
         self._consumer = consumer
         self._pending: dict[TopicPartitionKey, int] = {}
-        self._retriable = _rebalance_errors()
-        #: commits that failed because of a rebalance and were kept for later
+        self._retriable = _deferrable_errors()
+        #: commits that failed because of a rebalance (or an absent coordinator), kept for later
         self.deferred = 0
         #: partitions whose pending offsets could not be committed before they were lost
         self.abandoned = 0
@@ -125,6 +135,6 @@ class OffsetCommitter:
             error = exc.args[0]
             if error.code() not in self._retriable:
                 raise
-            log.info("commit deferred, the group is rebalancing: %s", error.str())
+            log.info("commit deferred (a rebalance, or the coordinator away): %s", error.str())
             return False
         return True

@@ -43,6 +43,24 @@ def test_a_commit_refused_by_a_rebalance_is_kept_and_retried_for_owned_partition
     assert consumer.committed == [{("in", 0): 10, ("in", 1): 20}] and committer.pending == {}
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,  # what a just-restarted broker answered
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+    ],
+)
+def test_a_commit_refused_while_the_coordinator_is_away_is_kept_and_goes_with_the_next(code):
+    consumer = RecordingConsumer(owned={("in", 0)})
+    committer = OffsetCommitter(consumer)
+    consumer.failures = [code]
+    assert committer.commit({("in", 0): 10}) is False
+    assert committer.deferred == 1 and committer.pending == {("in", 0): 10}
+    assert committer.commit({("in", 0): 15}) is True
+    assert consumer.committed == [{("in", 0): 15}] and committer.pending == {}
+
+
 def test_pending_offsets_of_a_revoked_partition_are_committed_in_the_revoke_callback():
     consumer = RecordingConsumer(owned={("in", 0), ("in", 1)})
     committer = OffsetCommitter(consumer)
