@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.ingest.data_loss import FAIL, ON_DATA_LOSS
-from services.ingest.trigger_mode import check_mode, checkpoint_seconds, spark_duration
+from services.ingest.trigger_mode import (
+    DEFAULT_SHUFFLE_PARTITIONS,
+    check_mode,
+    checkpoint_seconds,
+    side_slots,
+    spark_duration,
+)
 from shared.errors import ConfigError
 from shared.settings import Settings, env_values
 from shared.topic_names import TopicNames
@@ -58,7 +64,7 @@ class IngestConfig:
     #: local[k] or spark://host:port to choose.
     master: str = "auto"
     #: Shuffle partitions of the window-count aggregation (= its state store partitions).
-    shuffle_partitions: int = 4
+    shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS
     #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
     checkpoint_dir: Path | None = None
     #: Raw records removed by retention before ingest read them (services.ingest.data_loss):
@@ -110,6 +116,11 @@ class IngestConfig:
 
     def checkpoints(self, settings: Settings) -> Path:
         return self.checkpoint_dir or settings.home / "ingest" / "checkpoints"
+
+    @property
+    def side_slots(self) -> int:
+        """Task slots the job keeps for its side queries (trigger_mode.side_slots)."""
+        return side_slots(self.shuffle_partitions)
 
     @property
     def watermark_delay(self) -> str:

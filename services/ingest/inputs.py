@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 
 from services.ingest.config import IngestConfig
+from services.ingest.trigger_mode import SIDE_READ_TASKS
 from services.ingest.validation import CheckedType, checked_types, classify
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
@@ -40,15 +41,8 @@ class IngestInputs:
                    spark_kafka_options(settings),
                    TopicNames.of(settings).ingest_group_prefix)  # fmt: skip
 
-    def raw(
-        self,
-        spark: SparkSession,
-        config: IngestConfig,
-        real_time: bool = False,
-        tasks: int | None = None,
-    ) -> DataFrame:
-        """Every raw topic, by pattern, with headers (for trace context), read by ``tasks`` tasks
-        (default: one per raw partition; a side query gives its own, trigger_mode.side_slots).
+    def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
+        """Every raw topic, by pattern, with headers (for trace context), a task per partition.
         A loss of raw records (retention ahead of the reader) stops the query only if
         ``on_data_loss`` says fail; the job reports a loss while it was stopped itself
         (services.ingest.data_loss).
@@ -68,16 +62,15 @@ class IngestInputs:
         )
         if not real_time:
             reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-        raw = reader.load()
-        return raw if tasks is None else raw.coalesce(tasks)
+        return reader.load()
 
-    def classified(
-        self,
-        spark: SparkSession,
-        config: IngestConfig,
-        real_time: bool = False,
-        tasks: int | None = None,
-    ) -> DataFrame:
-        """The raw records, each with its one outcome (valid, or an error code)."""
-        raw = self.raw(spark, config, real_time, tasks)
+    def side_raw(self, spark: SparkSession, config: IngestConfig) -> DataFrame:
+        """The raw topics as a side query (window counts, span export) reads them: in
+        SIDE_READ_TASKS tasks whatever the partition count, so its batches fit in the slots kept
+        for it and never hold routing's (:func:`services.ingest.trigger_mode.side_slots`)."""
+        return self.raw(spark, config).coalesce(SIDE_READ_TASKS)
+
+    def classified(self, raw: DataFrame, config: IngestConfig) -> DataFrame:
+        """``raw`` (from :meth:`raw` or :meth:`side_raw`), each record with its one outcome
+        (valid, or an error code)."""
         return classify(raw, self.types, config.max_record_bytes)

@@ -44,7 +44,6 @@ from services.ingest.scheduling import in_default_pool, in_routing_pool, schedul
 from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
     AUTO_MASTER,
-    SIDE_READ_TASKS,
     TriggerPlan,
     checkpoint_seconds,
     master_for,
@@ -52,7 +51,6 @@ from services.ingest.trigger_mode import (
     past_gap,
     plan,
     raw_partitions,
-    side_slots,
 )
 from services.ingest.validation import ERROR
 from services.ingest.windows import classify_window, count_windows, window_records
@@ -107,7 +105,9 @@ def start_routing(
     inputs = inputs or IngestInputs.load(settings)
     real_time = trigger is not None and trigger.real_time
     routed = route(
-        observe_outcomes(inputs.classified(spark, config, real_time), F.col(ERROR)),
+        observe_outcomes(
+            inputs.classified(inputs.raw(spark, config, real_time), config), F.col(ERROR)
+        ),
         inputs.types,
         inputs.catalogue,
         config.records_prefix,
@@ -136,7 +136,7 @@ def start_counting(
 ) -> StreamingQuery:
     """raw -> classify -> 1 s windows -> metrics.windows (stateful, update mode)."""
     inputs = inputs or IngestInputs.load(settings)
-    classified = inputs.classified(spark, config, tasks=SIDE_READ_TASKS)
+    classified = inputs.classified(inputs.side_raw(spark, config), config)
     placed = classify_window(classified, config.allowed_lateness_ms)
     windows = window_records(
         count_windows(placed, config.watermark_delay), inputs.catalogue, config.windows_topic
@@ -149,8 +149,7 @@ def start_counting(
 def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) -> TriggerPlan:
     """How routing runs in ``spark``: its task slots against the raw partitions there are now."""
     slots = spark.sparkContext.defaultParallelism
-    side = side_slots(config.shuffle_partitions)
-    return plan(config.mode, count_raw_partitions(settings, config), slots, side)
+    return plan(config.mode, count_raw_partitions(settings, config), slots, config.side_slots)
 
 
 def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
@@ -189,7 +188,7 @@ def query_starters(
 
         def traces() -> StreamingQuery:
             checkpoint = str(config.checkpoints(settings) / "traces")
-            raw = inputs.raw(spark, config, tasks=SIDE_READ_TASKS)
+            raw = inputs.side_raw(spark, config)
             return start_trace_export(spark, raw, inputs.types, config, checkpoint, live)
 
         starters["ingest-traces"] = traces
@@ -249,12 +248,12 @@ def main() -> int:
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).
         submitted = "PYSPARK_GATEWAY_PORT" in settings.environment
-        side = side_slots(config.shuffle_partitions)
-        master = None if submitted else master_for(config.master, partitions, side)
+        master = None if submitted else master_for(config.master, partitions, config.side_slots)
         scheduler = scheduler_options(settings.home / "ingest", partitions)
         spark = spark_session("detector-mesh-ingest", settings, master, config.shuffle_partitions,
                               scheduler)  # fmt: skip
-        trigger = plan(config.mode, partitions, spark.sparkContext.defaultParallelism, side)
+        slots = spark.sparkContext.defaultParallelism
+        trigger = plan(config.mode, partitions, slots, config.side_slots)
         routing_gap = sum(gap.count for gap in skipped if gap.query == "routing")
         if routing_gap:
             trigger = past_gap(trigger, routing_gap)

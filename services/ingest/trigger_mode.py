@@ -32,7 +32,7 @@ MODES = (REAL_TIME, MICRO_BATCH)
 #: Tasks each side query (window counts, span export) reads the raw topics with, whatever their
 #: partition count (``coalesce``): the side queries' batches must fit in the slots kept for them.
 SIDE_READ_TASKS = 1
-#: The window counts' shuffle (= state store) partitions by default (IngestConfig).
+#: The window counts' shuffle (= state store) partitions by default (IngestConfig's default).
 DEFAULT_SHUFFLE_PARTITIONS = 4
 
 
@@ -43,9 +43,10 @@ def side_slots(shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS) -> int:
     Why exactly that many: Spark's scheduler never takes a slot back. At every checkpoint
     hand-over routing frees all its slots for a second or two; a side query with more tasks than
     its own slots (16 reading tasks, one per raw partition, as it was) takes them, and routing's
-    next batch waits until those tasks end (issue 29: the hand-over stalled routing 2.1-4.3 s with
-    the counts beside it, 1.3-2.4 s without them). Bounded, the side queries always find their
-    own slots free and routing's are there when it comes back."""
+    next batch waits until those tasks end (issue 29, ingest alone at 1 000 records/s: hand-overs
+    of 2.5-2.8 s with 16 reading tasks beside it, 2.1-2.4 s bounded, 1.3-2.4 s with no counts at
+    all). Bounded, the side queries always find their own slots free, and routing's are there
+    when it comes back."""
     return SIDE_READ_TASKS + max(SIDE_READ_TASKS, shuffle_partitions)
 
 
