@@ -16,6 +16,7 @@ from typing import Any
 from shared.avro import AvroDeserializer, AvroSerializer
 from shared.json_files import read_json
 from shared.kafka.config import producer_config
+from shared.kafka.inspect import watermarks
 from shared.settings import PROJECT_ROOT, Settings
 
 DETECTED_MS = 1_795_000_000_000
@@ -64,7 +65,7 @@ def read_all(settings: Settings, topic: str, timeout_s: float = 10.0) -> list[An
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
         ends = {}
         for p in meta.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            low, high = watermarks(consumer, TopicPartition(topic, p), 10)
             if high > low:
                 ends[p] = high
         consumer.assign([TopicPartition(topic, p, 0) for p in ends])

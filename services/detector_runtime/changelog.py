@@ -20,6 +20,7 @@ from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
 from shared.kafka.changelog import replay_partition
 from shared.kafka.config import consumer_config
+from shared.kafka.inspect import watermarks
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def restore_task(
     started = time.monotonic()
     consumer = consumer_factory()
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        low, high = watermarks(consumer, TopicPartition(topic, partition), 10)
         if high <= low:
             return stats
         stats.total = high - low

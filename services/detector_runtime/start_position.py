@@ -20,6 +20,7 @@ from typing import Any
 
 from shared.detector import Manifest
 from shared.detector.manifest import START_POSITIONS
+from shared.kafka.inspect import watermarks
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,7 @@ def assign_from_time(
         # last record" never skips a record that arrives meanwhile.
         ends = {}
         for tp in fresh:
-            watermarks = consumer.get_watermark_offsets(tp, timeout=timeout_s)
-            if watermarks is None:
-                raise KafkaException(f"no end offset for {tp.topic}[{tp.partition}]")
-            ends[(tp.topic, tp.partition)] = watermarks[1]
+            ends[(tp.topic, tp.partition)] = watermarks(consumer, tp, timeout_s)[1]
         lookups = [TopicPartition(tp.topic, tp.partition, start_ms) for tp in fresh]
         for tp in consumer.offsets_for_times(lookups, timeout=timeout_s):
             if tp.error is not None:

@@ -42,6 +42,7 @@ from services.metrics_aggregator.config import AggregatorConfig
 from services.metrics_aggregator.decode import classify
 from services.metrics_aggregator.service import METRICS, WINDOWS, AggregatorService
 from shared.avro.catalogue import Catalogue
+from shared.kafka.inspect import watermarks
 from shared.kafka.security import client_security
 from shared.topic_names import TopicNames
 
@@ -137,7 +138,7 @@ def end_offsets(
         partitions = sorted(found.partitions) if found is not None and not found.error else []
         return {
             topic: {
-                str(p): consumer.get_watermark_offsets(TopicPartition(topic, p), timeout_s)[1]
+                str(p): watermarks(consumer, TopicPartition(topic, p), timeout_s)[1]
                 for p in partitions
             }
         }

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.errors import ConfigError
+from shared.kafka.inspect import watermarks
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def replay_partition(
     """
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+    low, high = watermarks(consumer, TopicPartition(topic, partition), 10)
     if high <= low:
         return low, high
     consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared.kafka.inspect import inspecting_consumer
+from shared.kafka.inspect import inspecting_consumer, watermarks
 from shared.lineage import source_timestamp_ms
 from shared.percentiles import nearest_rank
 
@@ -65,7 +65,7 @@ def recent_alert_latency(
             return summarize([], window_s)
         wanted = [TopicPartition(alerts_topic, p, since_ms) for p in sorted(topic.partitions)]
         starts = consumer.offsets_for_times(wanted, timeout=timeout)
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(alerts_topic, p), timeout)[1]
+        ends = {p: watermarks(consumer, TopicPartition(alerts_topic, p), timeout)[1]
                 for p in topic.partitions}  # fmt: skip
         share = max(1, max_alerts // max(len(starts), 1))
         assigned = []
