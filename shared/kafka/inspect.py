@@ -201,9 +201,9 @@ def watermarks(consumer: Any, partition: Any, timeout: float) -> tuple[int, int]
 
     deadline = time.monotonic() + timeout
     while True:
+        left = max(deadline - time.monotonic(), 0.1)
         try:
-            low, high = consumer.get_watermark_offsets(partition, timeout=timeout)
-            return int(low), int(high)
+            found = consumer.get_watermark_offsets(partition, timeout=left)
         except KafkaException as exc:
             error = exc.args[0]
             if error.name() not in _TRANSIENT or time.monotonic() > deadline:
@@ -212,3 +212,10 @@ def watermarks(consumer: Any, partition: Any, timeout: float) -> tuple[int, int]
                     f"{error.str()}"
                 ) from None
             time.sleep(0.2)
+            continue
+        if found is None:  # no answer within the time left
+            raise ClusterUnreachableError(
+                f"cannot read offsets of {partition.topic}[{partition.partition}]: "
+                f"no answer within {timeout:.0f} s"
+            )
+        return int(found[0]), int(found[1])

@@ -5,43 +5,24 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
 from shared.avro import AvroDeserializer
-
-# What a broker answers for a moment while a partition's leadership settles (a topic just
-# created or grown, a broker just restarted): the question is asked again, not failed.
-_SETTLING = {
-    KafkaError.NOT_LEADER_FOR_PARTITION,
-    KafkaError.LEADER_NOT_AVAILABLE,
-    KafkaError.UNKNOWN_TOPIC_OR_PART,
-}
+from shared.kafka.inspect import watermarks
 
 
 def records_in(bootstrap: str, topics: list[str], settle_s: float = 60.0) -> int:
-    """Records in ``topics`` right now (sum of the partitions' high watermarks), asked again
-    for up to ``settle_s`` while the broker answers that a leader is still settling."""
-    deadline = time.monotonic() + settle_s
-    while True:
-        try:
-            return _high_watermarks(bootstrap, topics)
-        except KafkaException as error:
-            if error.args[0].code() not in _SETTLING or time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
-def _high_watermarks(bootstrap: str, topics: list[str]) -> int:
+    """Records in ``topics`` right now (sum of the partitions' high watermarks); each partition
+    is asked again for up to ``settle_s`` while its leadership settles (a topic just created or
+    grown, a broker just restarted: shared.kafka.inspect.watermarks)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek"})
     try:
         total = 0
         for topic in topics:
             for partition in consumer.list_topics(topic, timeout=10).topics[topic].partitions:
-                total += consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=10
-                )[1]
+                total += watermarks(consumer, TopicPartition(topic, partition), settle_s)[1]
         return total
     finally:
         consumer.close()

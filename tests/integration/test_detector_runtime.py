@@ -9,6 +9,7 @@ import pytest
 
 from shared.json_files import read_json
 from shared.kafka.config import admin_config, producer_config
+from shared.kafka.inspect import watermarks
 from shared.settings import Settings
 from testkit.detector_runs import (
     DetectorProcess,
@@ -42,7 +43,7 @@ def _committed_lag(settings: Settings, group: str, topic: str) -> int:
         parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
         lag = 0
         for tp in consumer.committed(parts, timeout=10):
-            _, high = consumer.get_watermark_offsets(tp, timeout=10)
+            _, high = watermarks(consumer, tp, 10)
             lag += high - max(tp.offset, 0)
         return lag
     finally:

@@ -5,7 +5,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from shared.kafka.inspect import group_lag
+from shared.kafka.inspect import group_lag, watermarks
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +20,7 @@ def produce(bootstrap: str, topic: str, count: int) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek"})
     try:
         for partition in consumer.list_topics(topic, timeout=10).topics[topic].partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), 10)
+            low, high = watermarks(consumer, TopicPartition(topic, partition), 10)
             per_partition[partition] = high - low
     finally:
         consumer.close()

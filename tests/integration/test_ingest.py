@@ -23,6 +23,7 @@ from services.ingest.config import IngestConfig
 from services.ingest.job import start_queries
 from services.ingest.metrics import IngestMetricsListener
 from shared.avro import AvroDeserializer
+from shared.kafka.inspect import watermarks
 from shared.kafka.partitioner import partition_for
 from shared.metrics import MetricRegistry
 from tools.loadgen import SendOptions, StreamConfig, generate, produce_to_kafka
@@ -77,10 +78,7 @@ def drain(bootstrap: str, topic: str, timeout: float = 60.0):
         {"bootstrap.servers": bootstrap, "group.id": "drain", "enable.auto.commit": False}
     )
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-    ends = {
-        p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-        for p in partitions
-    }
+    ends = {p: watermarks(consumer, TopicPartition(topic, p), 10)[1] for p in partitions}
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
     messages, positions = [], dict.fromkeys(partitions, 0)
     deadline = time.monotonic() + timeout

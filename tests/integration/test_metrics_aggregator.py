@@ -29,6 +29,7 @@ from services.metrics_aggregator.windows import window_counts
 from shared.avro import AvroSerializer
 from shared.avro.catalogue import Catalogue
 from shared.json_files import read_json
+from shared.kafka.inspect import watermarks
 from shared.metrics.keys import snapshot_key
 from shared.settings import Settings
 from testkit.influx_query import query
@@ -103,7 +104,7 @@ def run_aggregator(spark, settings: Settings, checkpoint) -> AggregatorService:
 
 def drain(bootstrap: str, topic: str, timeout: float = 30.0) -> list:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"drain-{uuid.uuid4()}"})
-    end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    end = watermarks(consumer, TopicPartition(topic, 0), 10)[1]
     consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
     messages: list = []
     deadline = time.monotonic() + timeout
