@@ -201,6 +201,21 @@ class IngestMesh:
             counts[window["status"]] += window["count"]
         return counts
 
+    def wait_counted(self, total: int, timeout_s: float = 120.0) -> None:
+        """Until the window counts add up to ``total`` and the counts query has committed every
+        batch it began. Its Kafka sink is not transactional: a stop that aborts a batch after
+        its counts were written leaves them on the windows topic, and a restart that finds those
+        records gone counts them as skipped, so the two would disagree."""
+        self.wait_windows(total, timeout_s)
+        batches = self.checkpoints / "counts"
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            begun = {f.name for f in (batches / "offsets").glob("[0-9]*")}
+            committed = {f.name for f in (batches / "commits").glob("[0-9]*")}
+            if begun and begun <= committed:
+                return
+            time.sleep(0.5)
+
     def wait_windows(self, total: int, timeout_s: float = 120.0) -> Counter:
         """The window counts once they add up to ``total`` (or what they are at the timeout)."""
         deadline = time.monotonic() + timeout_s

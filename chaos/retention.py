@@ -54,6 +54,7 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
         mesh.start()
         mesh.wait_routed(feed.delivered, 240, "the first run routed")
         mesh.wait_quiet()
+        mesh.wait_counted(feed.delivered)  # so the stop aborts no batch of the counts
         process.stop()  # SIGTERM: real-time routing stops at its next checkpoint
         read = {tp: high for tp, (_, high) in mesh.watermarks(mesh.raw).items()}
         feed.send_slice(2 * count)  # while the job is away
