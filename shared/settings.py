@@ -46,6 +46,9 @@ class Settings:
     kafka_ca_file: Path | None = None
     #: Seconds to wait for a local broker to accept requests.
     broker_start_timeout: float = 90.0
+    #: Start the mesh's own JVMs from a class data sharing archive, written by the first JVM of
+    #: each kind at its clean stop (:mod:`shared.class_archive`): a cold start needs less CPU.
+    jvm_class_archive: bool = True
     #: Heap of the local broker's JVM.
     broker_heap: str = "512m"
     #: Topic declarations applied by ``mesh topics apply``.

@@ -6,16 +6,23 @@ never downloads at start. Under spark-submit the master and jars given on the co
 
 from __future__ import annotations
 
+import atexit
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from shared.class_archive import ClassArchive, class_archive
 from shared.jar_cache import spark_connector_jars
 from shared.settings import Settings
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+#: Seconds the process waits at its exit for its driver JVM to write a first class archive.
+ARCHIVE_WRITE_TIMEOUT_S = 40.0
 
 
 def spark_session(
@@ -34,7 +41,8 @@ def spark_session(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    jars = ",".join(str(p) for p in spark_connector_jars(settings))
+    connector_jars = spark_connector_jars(settings)
+    jars = ",".join(str(p) for p in connector_jars)
     options = {
         "spark.jars": jars,
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
@@ -54,8 +62,45 @@ def spark_session(
     if master is None or master.startswith("local"):
         options["spark.driver.host"] = "127.0.0.1"
         options["spark.driver.bindAddress"] = "127.0.0.1"
-    for key, value in {**options, **(extra or {})}.items():
+    options = {**options, **(extra or {})}
+    archive = None
+    if "PYSPARK_GATEWAY_PORT" not in settings.environment:  # else its JVM runs already
+        archive = _driver_archive(settings, app_name, connector_jars)
+    if archive is not None:
+        java_options = options.get("spark.driver.extraJavaOptions", "").split()
+        options["spark.driver.extraJavaOptions"] = " ".join(java_options + archive.java_options)
+    for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if archive is not None and archive.pending is not None:
+        atexit.register(_keep_archive_at_exit, archive)
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _driver_archive(settings: Settings, app_name: str, jars: list[Path]) -> ClassArchive | None:
+    """The class archive of this application's driver JVM: Spark's own jars, then the
+    connectors (:mod:`shared.class_archive`)."""
+    import pyspark
+
+    spark_jars = Path(pyspark.__file__).parent / "jars" / "*"
+    return class_archive(settings, app_name, [spark_jars, *jars])
+
+
+def _keep_archive_at_exit(archive: ClassArchive) -> None:
+    """At the process's exit, the first driver JVM of its kind writes the archive: end the
+    JVM the way pyspark does (its stdin closes, and it exits), give it time to write, and keep
+    the archive if it is complete."""
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    if process is None:
+        return
+    SparkContext._gateway.shutdown()  # type: ignore[union-attr]
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(timeout=ARCHIVE_WRITE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return  # left to finish on its own: the next start keeps the file if it is complete
+    archive.keep()

@@ -24,6 +24,7 @@ from control.servers.broker_security import Passwords
 from control.servers.broker_tls import BrokerTls, ensure_broker_tls
 from control.servers.local_server import LocalServer
 from control.servers.ports import first_free
+from shared.class_archive import class_archive
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
@@ -79,7 +80,9 @@ class LocalBroker(LocalServer[BrokerInfo]):
             tls = ensure_broker_tls(ca_file(self.settings), self.dir, [host])
         self._write_config(host, port, controller_port, secret, tls)
         self._format_storage(secret)
-        return self._java("kafka.Kafka", str(self.config_file)), BrokerInfo(
+        archive = class_archive(self.settings, "kafka-broker", [classpath("kafka", self.settings)])
+        options = archive.java_options if archive else []
+        return self._java("kafka.Kafka", str(self.config_file), java_options=options), BrokerInfo(
             0, port, controller_port, host
         )
 
@@ -156,7 +159,12 @@ class LocalBroker(LocalServer[BrokerInfo]):
             broker_properties(host, port, controller_port, self.data_dir, secure=secret, tls=tls)
         )
 
-    def _java(self, main_class: str, *args: str) -> list[str]:
+    def _java(
+        self, main_class: str, *args: str, java_options: list[str] | None = None
+    ) -> list[str]:
+        """The command line of a Kafka tool or (``kafka.Kafka``) the broker; the broker's class
+        archive (:mod:`shared.class_archive`) is written when it stops and kept by the next
+        start, as the process that started it is gone by then."""
         java = shutil.which("java")
         if java is None:
             raise BrokerError(
@@ -169,6 +177,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
             f"-Xms{self.settings.broker_heap}",
             "-XX:+UseG1GC",
             "-Djava.awt.headless=true",
+            *(java_options or []),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             "-cp",
             classpath("kafka", self.settings),

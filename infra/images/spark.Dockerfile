@@ -21,7 +21,8 @@ ENV PATH=/opt/mesh/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYSPARK_PYTHON=/opt/mesh/venv/bin/python \
     PYSPARK_DRIVER_PYTHON=/opt/mesh/venv/bin/python \
     MESH_HOME=/var/lib/mesh \
-    MESH_CACHE=/opt/mesh/cache
+    MESH_CACHE=/opt/mesh/cache \
+    MESH_JVM_CLASS_ARCHIVE=false
 COPY --from=venv /opt/mesh/venv /opt/mesh/venv
 COPY --from=python /opt/mesh/app /opt/mesh/app
 COPY jars /opt/mesh/cache/jars/spark
