@@ -12,7 +12,7 @@ loaded when it exits cleanly; later JVMs of that kind run with ``-XX:SharedArchi
 JVM writes to a name of its own (``<archive>.<pid>.pending``), and the process that started it
 renames the file into place once the JVM has exited (:meth:`ClassArchive.keep`; the next start
 does it when that process was killed first), so two JVMs writing at once, or one killed
-mid-write, never leave a half archive under the final name; a kind tries this three times. The
+mid-write, never leave a half archive under the final name; a kind tries this ten times. The
 name is keyed by the Java runtime, the kind and the class path (with each jar's size and time),
 so a new JDK or a changed jar starts a new archive; a JVM that still finds it unusable runs
 without it (``-Xshare:auto``, the default), so an archive can cost time but never a start.
@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +46,9 @@ PENDING = ".pending"
 DYNAMIC_ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")
 
 #: Starts of a kind that may try to write its archive. A JVM that never stops cleanly (one killed
-#: every time) would otherwise pay the slower writing start for ever.
-WRITE_ATTEMPTS = 3
+#: every time) would otherwise pay the slower writing start for ever; a few killed ones before the
+#: first clean stop (a fault test's, say) must not use them all up (three did, in `make test`).
+WRITE_ATTEMPTS = 10
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,10 @@ def class_archive(
             _adopt(pending, final)
     if final.exists() or not _count_attempt(final):
         return ClassArchive(final, None)
-    return ClassArchive(final, final.with_name(f"{final.name}.{os.getpid()}{PENDING}"))
+    # Its starter's pid (whether someone can still keep it) and a token of its own: a process
+    # that starts several JVMs of a kind (a test session's brokers) gives each its own file.
+    pending = f"{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}{PENDING}"
+    return ClassArchive(final, final.with_name(pending))
 
 
 def complete(archive: Path) -> bool:
@@ -125,7 +130,7 @@ def _count_attempt(final: Path) -> bool:
 
 def _writer_alive(pending: Path) -> bool:
     """The process named in ``pending`` (the one that started its JVM) still runs."""
-    pid = pending.name[: -len(PENDING)].rsplit(".", 1)[-1]
+    pid = pending.name[: -len(PENDING)].rsplit(".", 2)[-2]
     return pid.isdigit() and Path(f"/proc/{pid}").exists()
 
 

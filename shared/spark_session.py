@@ -7,6 +7,7 @@ never downloads at start. Under spark-submit the master and jars given on the co
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import subprocess
 import sys
@@ -64,7 +65,7 @@ def spark_session(
         options["spark.driver.bindAddress"] = "127.0.0.1"
     options = {**options, **(extra or {})}
     archive = None
-    if "PYSPARK_GATEWAY_PORT" not in settings.environment:  # else its JVM runs already
+    if not _jvm_running(settings):
         archive = _driver_archive(settings, app_name, connector_jars)
     if archive is not None:
         java_options = options.get("spark.driver.extraJavaOptions", "").split()
@@ -76,6 +77,14 @@ def spark_session(
         atexit.register(_keep_archive_at_exit, archive)
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _jvm_running(settings: Settings) -> bool:
+    """This process has its driver JVM already (spark-submit started it, or an earlier session
+    did): the JVM's options are fixed, no archive to choose."""
+    from pyspark import SparkContext
+
+    return "PYSPARK_GATEWAY_PORT" in settings.environment or SparkContext._gateway is not None
 
 
 def _driver_archive(settings: Settings, app_name: str, jars: list[Path]) -> ClassArchive | None:
@@ -96,7 +105,8 @@ def _keep_archive_at_exit(archive: ClassArchive) -> None:
     process = getattr(SparkContext._gateway, "proc", None)
     if process is None:
         return
-    SparkContext._gateway.shutdown()  # type: ignore[union-attr]
+    with contextlib.suppress(Exception):  # already closed: the JVM is on its way out anyway
+        SparkContext._gateway.shutdown()  # type: ignore[union-attr]
     if process.stdin is not None:
         process.stdin.close()
     try:

@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from bench.result import Result
 from bench.scenarios import (
+    cold_start,
     containers,
     deploy,
     detectors,
@@ -30,6 +31,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,
     "e2e_latency": e2e_latency.run_e2e,
+    "cold_start": cold_start.run_cold_start,
     "containers": containers.run_all,
     "notifier": notifier.run_all,
 }

@@ -55,7 +55,7 @@ def test_first_jvm_writes_at_exit_and_the_next_reads(settings, jars):
     first = class_archive(settings, "ingest", [jars / "*"])
     assert first is not None and first.pending is not None
     assert first.java_options[0] == f"-XX:ArchiveClassesAtExit={first.pending}"
-    assert str(os.getpid()) in first.pending.name
+    assert f".{os.getpid()}." in first.pending.name
     _write(first.pending, whole=True)
 
     assert first.keep()
@@ -76,14 +76,20 @@ def test_an_interrupted_write_is_dropped_not_kept(settings, jars):
 
 def test_a_killed_starter_s_complete_file_is_kept_by_the_next_start(settings, jars):
     archive = class_archive(settings, "ingest", [jars / "*"])
-    orphan = archive.final.with_name(f"{archive.final.name}.{_dead_pid()}.pending")
+    orphan = archive.final.with_name(f"{archive.final.name}.{_dead_pid()}.a1.pending")
     _write(orphan, whole=True)
-    half = archive.final.with_name(f"{archive.final.name}.{_dead_pid() + 1}.pending")
+    half = archive.final.with_name(f"{archive.final.name}.{_dead_pid()}.b2.pending")
     _write(half, whole=False)
 
     again = class_archive(settings, "ingest", [jars / "*"])
     assert again.pending is None and complete(again.final)
     assert not orphan.exists() and not half.exists()
+
+
+def test_two_jvms_started_by_one_process_write_two_files(settings, jars):
+    one = class_archive(settings, "kafka-broker", [jars / "*"])
+    two = class_archive(settings, "kafka-broker", [jars / "*"])
+    assert one.pending != two.pending and one.final == two.final
 
 
 def test_a_live_writer_s_file_is_left_alone(settings, jars):
