@@ -9,9 +9,11 @@ docs/benchmarks.md, "The first minutes").
 
 How: the first JVM of a kind runs with ``-XX:ArchiveClassesAtExit``, which writes the classes it
 loaded when it exits cleanly; later JVMs of that kind run with ``-XX:SharedArchiveFile``. The
-JVM writes to a name of its own (``<archive>.<pid>.pending``), and the process that started it
-renames the file into place once the JVM has exited (:meth:`ClassArchive.keep`; the next start
-does it when that process was killed first), so two JVMs writing at once, or one killed
+JVM writes to a name of its own (``<archive>.<starter pid>.<token>.pending``); on a clean stop
+the process that started it waits for the JVM's exit and renames the file into place
+(:meth:`ClassArchive.keep`, :func:`shared.spark_session.stop_spark`), and otherwise (a failure,
+a kill, the broker's starter long gone) the next start of the kind does, so two JVMs writing
+at once, or one killed
 mid-write, never leave a half archive under the final name; a kind tries this ten times. The
 name is keyed by the Java runtime, the kind and the class path (with each jar's size and time),
 so a new JDK or a changed jar starts a new archive; a JVM that still finds it unusable runs
@@ -92,8 +94,8 @@ def class_archive(
         return ClassArchive(final, None)
     # Its starter's pid (whether someone can still keep it) and a token of its own: a process
     # that starts several JVMs of a kind (a test session's brokers) gives each its own file.
-    pending = f"{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}{PENDING}"
-    return ClassArchive(final, final.with_name(pending))
+    name = f"{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}{PENDING}"
+    return ClassArchive(final, final.with_name(name))
 
 
 def complete(archive: Path) -> bool:

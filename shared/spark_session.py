@@ -6,7 +6,6 @@ never downloads at start. Under spark-submit the master and jars given on the co
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import subprocess
@@ -22,8 +21,11 @@ from shared.settings import Settings
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
-#: Seconds the process waits at its exit for its driver JVM to write a first class archive.
+#: Seconds a clean stop waits for its driver JVM to write a first class archive.
 ARCHIVE_WRITE_TIMEOUT_S = 40.0
+
+#: The archive this process's driver JVM writes when it exits, if it is the first of its kind.
+_writing: ClassArchive | None = None
 
 
 def spark_session(
@@ -73,8 +75,8 @@ def spark_session(
     for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    if archive is not None and archive.pending is not None:
-        atexit.register(_keep_archive_at_exit, archive)
+    global _writing
+    _writing = archive if archive is not None and archive.pending is not None else None
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
@@ -96,14 +98,20 @@ def _driver_archive(settings: Settings, app_name: str, jars: list[Path]) -> Clas
     return class_archive(settings, app_name, [spark_jars, *jars])
 
 
-def _keep_archive_at_exit(archive: ClassArchive) -> None:
-    """At the process's exit, the first driver JVM of its kind writes the archive: end the
-    JVM the way pyspark does (its stdin closes, and it exits), give it time to write, and keep
-    the archive if it is complete."""
+def stop_spark(spark: SparkSession, keep_archive: bool = True) -> None:
+    """Stop ``spark``; on a clean stop (``keep_archive``) of the first driver JVM of its kind,
+    also end the JVM the way pyspark does (its stdin closes, and it exits), give it time to
+    write its class archive, and keep the archive if it is complete.
+
+    A failing service passes False, so its supervisor hears of the failure at once: its JVM
+    still writes at exit, on its own, and the next start keeps the file if it is complete (as
+    it does for any process that ends without calling this)."""
     from pyspark import SparkContext
 
+    spark.stop()
+    archive = _writing
     process = getattr(SparkContext._gateway, "proc", None)
-    if process is None:
+    if not keep_archive or archive is None or process is None:
         return
     with contextlib.suppress(Exception):  # already closed: the JVM is on its way out anyway
         SparkContext._gateway.shutdown()  # type: ignore[union-attr]

@@ -86,13 +86,13 @@ def create_topics(kafka_bootstrap: str) -> Iterator[Callable[..., list[str]]]:
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """One local[2] SparkSession for the whole test session (it takes seconds to start)."""
-    from shared.spark_session import spark_session
+    from shared.spark_session import spark_session, stop_spark
 
     home = tmp_path_factory.mktemp("spark-home")
     settings = replace(Settings.from_env(), home=home)
     session = spark_session("detector-mesh-tests", settings, "local[2]", 2)
     yield session
-    session.stop()
+    stop_spark(session)
 
 
 @pytest.fixture(autouse=True)

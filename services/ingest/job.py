@@ -63,7 +63,7 @@ from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, 
 from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
 from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
-from shared.spark_session import spark_session
+from shared.spark_session import spark_session, stop_spark
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
 
@@ -291,7 +291,7 @@ def main() -> int:
         query.stop()
     metrics.close()
     tracing.shutdown()
-    spark.stop()
+    stop_spark(spark, keep_archive=graceful)  # a failure's restart is not held up
     print("ingest: stopped", flush=True)
     return code
 

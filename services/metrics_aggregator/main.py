@@ -104,7 +104,7 @@ def run(
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
     from services.metrics_aggregator.service import AggregatorRun
     from shared.metrics.instance import instance_id
-    from shared.spark_session import spark_session
+    from shared.spark_session import spark_session, stop_spark
 
     instance = instance or instance_id(NAME)
     stopping = threading.Event()
@@ -140,6 +140,6 @@ def run(
     else:
         service.write_status(STOPPED)
     own.close()
-    spark.stop()
+    stop_spark(spark, keep_archive=not failure)
     log.info("stopped")
     return 1 if failure else 0
