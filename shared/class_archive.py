@@ -20,7 +20,8 @@ so a new JDK or a changed jar starts a new archive; a JVM that still finds it un
 without it (``-Xshare:auto``, the default), so an archive can cost time but never a start.
 
 The archives live in the jar cache's folder (``MESH_CACHE``), shared by every ``MESH_HOME``;
-``MESH_JVM_CLASS_ARCHIVE=false`` turns it off (a container whose image is rebuilt anyway).
+``MESH_JVM_CLASS_ARCHIVE=true`` turns it on. It is off by default for now: with it, chaos
+``home_unwritable`` fails when ingest's archive is still to be written (see shared.settings).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(cache=tmp_path / "cache")
+    return Settings(cache=tmp_path / "cache", jvm_class_archive=True)
 
 
 @pytest.fixture
@@ -116,3 +116,4 @@ def test_a_changed_jar_or_another_kind_is_another_archive(settings, jars):
 def test_switched_off_there_is_no_archive(tmp_path, jars):
     off = Settings(cache=tmp_path / "cache", jvm_class_archive=False)
     assert class_archive(off, "ingest", [jars / "*"]) is None
+    assert not Settings().jvm_class_archive  # off unless asked for (see shared.settings)
