@@ -76,6 +76,7 @@ class Supervisor:
         self.stable_after, self.stop_timeout = args.stable_after, args.stop_timeout
         self.stopping = False
         self.state_unwritable = False
+        self.last_write_try = 0.0
         self.child: subprocess.Popen[bytes] | None = None
         self.state: dict[str, Any] = {
             "state": "starting",
@@ -136,6 +137,7 @@ class Supervisor:
             try:
                 return self.child.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
+                self._write_again()
                 if deadline is not None and time.monotonic() > deadline:
                     self._log(f"child pid {self.child.pid} ignored SIGTERM: SIGKILL")
                     self.child.kill()
@@ -159,11 +161,22 @@ class Supervisor:
         deadline = time.monotonic() + seconds
         while not self.stopping and time.monotonic() < deadline:
             time.sleep(0.1)
+            self._write_again()
+
+    def _write_again(self) -> None:
+        """A state that could not be written (MESH_HOME full or read-only) is written as soon as
+        the disk takes it again, not only at the next change: a child restarted into a healthy
+        disk may run for days, and `mesh status` must not show the state from before the fault
+        (its last exit, naming the disk) meanwhile. At most one try a second."""
+        now = time.monotonic()
+        if self.state_unwritable and now - self.last_write_try >= 1.0:
+            self._update()
 
     def _update(self, **changes: Any) -> None:
         """Keep the state and write it; a full or read-only disk under MESH_HOME must not stop
-        the supervising (the state is written again with the next change)."""
+        the supervising (it is written again each second until it is taken: _write_again)."""
         self.state.update(changes)
+        self.last_write_try = time.monotonic()
         try:
             write_json_atomic(self.state_file, {**self.state, "supervisor_pid": os.getpid()})
         except OSError as error:

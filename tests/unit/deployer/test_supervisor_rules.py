@@ -38,3 +38,24 @@ def test_a_child_that_died_on_a_full_disk_is_said_to_have(tmp_path, monkeypatch)
                                                             "--", "true"]))  # fmt: skip
     reason = watcher._reason(1, started=0.0)
     assert reason == f"exit code 1 (its disk {tmp_path}: no space left (4.0 KiB free of 64.0 MiB))"
+
+
+def test_a_state_the_disk_refused_is_written_once_it_takes_writes_again(tmp_path):
+    """No further change is needed: a child restarted into a healthy disk may run for days."""
+    import json
+
+    from control.supervisor import Supervisor, parser
+
+    blocker = tmp_path / "home"
+    blocker.write_text("")  # writes fail while a file stands where the folder should be
+    supervisor = Supervisor(parser().parse_args(["--state", str(blocker / "s.json"), "--", "true"]))
+    supervisor._update(state="backoff", last_exit="exit code 1 (its disk ...: no space left)")
+    assert supervisor.state_unwritable
+    blocker.unlink()
+    blocker.mkdir()  # the disk takes writes again
+    supervisor.last_write_try -= 1.0  # a second has passed
+    supervisor._write_again()
+
+    assert not supervisor.state_unwritable
+    written = json.loads((blocker / "s.json").read_text())
+    assert written["last_exit"] == "exit code 1 (its disk ...: no space left)"
