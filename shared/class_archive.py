@@ -12,16 +12,16 @@ loaded when it exits cleanly; later JVMs of that kind run with ``-XX:SharedArchi
 JVM writes to a name of its own (``<archive>.<starter pid>.<token>.pending``); on a clean stop
 the process that started it waits for the JVM's exit and renames the file into place
 (:meth:`ClassArchive.keep`, :func:`shared.spark_session.stop_spark`), and otherwise (a failure,
-a kill, the broker's starter long gone) the next start of the kind does, so two JVMs writing
-at once, or one killed
-mid-write, never leave a half archive under the final name; a kind tries this ten times. The
-name is keyed by the Java runtime, the kind and the class path (with each jar's size and time),
-so a new JDK or a changed jar starts a new archive; a JVM that still finds it unusable runs
-without it (``-Xshare:auto``, the default), so an archive can cost time but never a start.
+a kill, the broker's starter long gone) the next start of the kind does. So two JVMs writing at
+once, or one killed mid-write, never leave a half archive under the final name; a kind tries
+this ten times. The name is keyed by the Java runtime, the kind and the class path (with each
+jar's size and time), so a new JDK or a changed jar starts a new archive; a JVM that still finds
+it unusable runs without it (``-Xshare:auto``, the default). An archive is an optimisation:
+anything in the way (no ``java``, a cache folder that takes no writes) means none, never a
+failed start.
 
 The archives live in the jar cache's folder (``MESH_CACHE``), shared by every ``MESH_HOME``;
-``MESH_JVM_CLASS_ARCHIVE=true`` turns it on. It is off by default for now: with it, chaos
-``home_unwritable`` fails when ingest's archive is still to be written (see shared.settings).
+``MESH_JVM_CLASS_ARCHIVE=true`` turns it on (off by default: see :mod:`shared.settings`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.pids import alive
 from shared.settings import Settings
 
 #: What a JVM's dump at exit prints on stdout would fill a service's log (a line per class it
@@ -85,9 +86,17 @@ def class_archive(
     java = shutil.which("java")
     if java is None:
         return None
-    folder = settings.cache / "jvm"
+    try:
+        return _choose(settings.cache / "jvm", kind, Path(java).resolve(), classpath)
+    except OSError:  # the cache takes no writes, a jar vanished meanwhile: start without one
+        return None
+
+
+def _choose(folder: Path, kind: str, java: Path, classpath: Iterable[str | Path]) -> ClassArchive:
+    """Read the archive of ``kind`` if there is one (keeping what killed starters left), else
+    write one, while tries are left."""
     folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"{kind}-{_key(Path(java).resolve(), classpath)}.jsa"
+    final = folder / f"{kind}-{_key(java, classpath)}.jsa"
     for pending in folder.glob(f"{final.name}.*{PENDING}"):
         if not _writer_alive(pending):  # its starter was killed before it could keep it
             _adopt(pending, final)
@@ -134,7 +143,7 @@ def _count_attempt(final: Path) -> bool:
 def _writer_alive(pending: Path) -> bool:
     """The process named in ``pending`` (the one that started its JVM) still runs."""
     pid = pending.name[: -len(PENDING)].rsplit(".", 2)[-2]
-    return pid.isdigit() and Path(f"/proc/{pid}").exists()
+    return pid.isdigit() and alive(int(pid))
 
 
 def _key(java: Path, classpath: Iterable[str | Path]) -> str:

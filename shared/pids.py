@@ -29,6 +29,11 @@ def wait_gone(pid: int, timeout: float) -> bool:
     return False
 
 
+def alive(pid: int) -> bool:
+    """``pid`` still runs: it exists and is more than an exit status left to collect."""
+    return Path(f"/proc/{pid}").exists() and not _is_zombie(pid)
+
+
 def _reap(pid: int) -> bool:
     """Collect ``pid``'s exit status if it is our exited child; True if it was collected."""
     try:

@@ -47,9 +47,10 @@ class Settings:
     #: Seconds to wait for a local broker to accept requests.
     broker_start_timeout: float = 90.0
     #: Start the mesh's own JVMs from a class data sharing archive, written by the first JVM of
-    #: each kind at its clean stop (:mod:`shared.class_archive`): a cold start needs less CPU.
-    #: Off until a writing ingest's exit on a full MESH_HOME is understood (chaos
-    #: home_unwritable fails with it: docs/benchmarks.md, "The first minutes").
+    #: each kind at its clean stop (:mod:`shared.class_archive`): a cold start needs less CPU
+    #: and `mesh up` says ready ~20 s sooner. Off by default: a feed started at "ready" then meets
+    #: more of the JIT's compiling, and the tail measured from ready was worse (issue 29,
+    #: docs/benchmarks.md "The first minutes"); nor has a whole `make test` passed with it on.
     jvm_class_archive: bool = False
     #: Heap of the local broker's JVM.
     broker_heap: str = "512m"

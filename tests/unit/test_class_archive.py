@@ -117,3 +117,10 @@ def test_switched_off_there_is_no_archive(tmp_path, jars):
     off = Settings(cache=tmp_path / "cache", jvm_class_archive=False)
     assert class_archive(off, "ingest", [jars / "*"]) is None
     assert not Settings().jvm_class_archive  # off unless asked for (see shared.settings)
+
+
+def test_a_cache_that_takes_no_writes_means_no_archive_not_a_failed_start(tmp_path, jars):
+    blocked = tmp_path / "cache"
+    blocked.write_text("")  # a file where the cache folder should be: mkdir fails
+    settings = Settings(cache=blocked, jvm_class_archive=True)
+    assert class_archive(settings, "ingest", [jars / "*"]) is None
