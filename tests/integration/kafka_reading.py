@@ -17,13 +17,22 @@ def records_in(bootstrap: str, topics: list[str], settle_s: float = 60.0) -> int
     """Records in ``topics`` right now (sum of the partitions' high watermarks); each partition
     is asked again for up to ``settle_s`` while its leadership settles (a topic just created or
     grown, a broker just restarted: shared.kafka.inspect.watermarks)."""
+    return sum(partition_ends(bootstrap, topics, settle_s).values())
+
+
+def partition_ends(
+    bootstrap: str, topics: list[str], settle_s: float = 60.0
+) -> dict[tuple[str, int], int]:
+    """Each partition's end (high watermark) of ``topics``, as ``records_in`` asks for it."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek"})
     try:
-        total = 0
+        ends = {}
         for topic in topics:
             for partition in consumer.list_topics(topic, timeout=10).topics[topic].partitions:
-                total += watermarks(consumer, TopicPartition(topic, partition), settle_s)[1]
-        return total
+                ends[(topic, partition)] = watermarks(
+                    consumer, TopicPartition(topic, partition), settle_s
+                )[1]
+        return ends
     finally:
         consumer.close()
 
