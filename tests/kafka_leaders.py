@@ -1,20 +1,16 @@
-"""Waiting for new (or restarted) topics to have a leader for every partition."""
+"""Waiting for new (or restarted) topics to be served by a leader for every partition."""
 
 from __future__ import annotations
 
-import time
+from typing import Any
+
+from shared.kafka.served import wait_until_served
 
 
-def wait_for_leaders(admin, names: list[str], timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    """Until every partition of ``names`` has a leader: a created topic answers NOT_LEADER for
-    a moment, and a test that reads offsets at once would fail on it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        topics = admin.list_topics(timeout=10).topics
-        if all(
-            name in topics and all(p.leader >= 0 for p in topics[name].partitions.values())
-            for name in names
-        ):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"topics {names} have partitions without a leader after {timeout} s")
+def wait_for_leaders(admin: Any, names: list[str], timeout: float = 30.0) -> None:
+    """Until every partition of ``names`` is served by its leader: a created topic answers
+    NOT_LEADER for a moment, so a test that reads offsets at once would fail on it, and an
+    idempotent producer could lose its first records (:mod:`shared.kafka.served`)."""
+    unserved = wait_until_served(admin, names, timeout)
+    if unserved:
+        raise AssertionError(f"partitions not served after {timeout} s: {unserved}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from shared.errors import MeshError
+from shared.kafka.served import wait_until_served
 from shared.kafka.topics import TopicSpec
 
 
@@ -90,29 +91,17 @@ def _create(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, 
 
 
 def _wait_visible(admin: object, specs: list[TopicSpec], timeout: float) -> None:
-    """Return once every new topic has a leader for each partition in the broker's metadata.
+    """Return once every partition of every new topic is served by its leader.
 
     The controller acknowledges a creation before brokers serve it; without this wait a produce
-    or config change right after ``apply`` can fail with "unknown topic or partition".
+    or config change right after ``apply`` can fail with "unknown topic or partition", or an
+    idempotent producer can lose its first records (:mod:`shared.kafka.served`).
     """
-    import time
-
-    deadline = time.monotonic() + timeout
-    pending = {s.name: s.partitions for s in specs}
-    while pending and time.monotonic() < deadline:
-        topics = admin.list_topics(timeout=timeout).topics  # type: ignore[attr-defined]
-        for name in list(pending):
-            topic = topics.get(name)
-            if (
-                topic is not None
-                and len(topic.partitions) == pending[name]
-                and all(p.leader >= 0 for p in topic.partitions.values())
-            ):
-                del pending[name]
-        if pending:
-            time.sleep(0.1)
-    if pending:
-        raise TopicApplyError(f"topics {sorted(pending)} were created but have no leader yet")
+    unserved = wait_until_served(admin, [s.name for s in specs], timeout)
+    if unserved:
+        raise TopicApplyError(
+            f"topics were created but these partitions are not served yet: {', '.join(unserved)}"
+        )
 
 
 def _align_configs(

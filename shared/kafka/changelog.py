@@ -11,12 +11,12 @@ whose partitions no longer match the input would hand a partition someone else's
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.errors import ConfigError
 from shared.kafka.inspect import watermarks
+from shared.kafka.served import wait_until_served
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def ensure_changelog(
         except KafkaException as exc:  # another instance created it at the same time
             if "TOPIC_ALREADY_EXISTS" not in str(exc):
                 raise
-        wait_for_leaders(admin, topic)
+        wait_until_served(admin, [topic])
         metadata = admin.list_topics(timeout=10).topics
     have = len(metadata[topic].partitions)
     if have != partitions:
@@ -61,20 +61,6 @@ def ensure_changelog(
             "match them; delete the changelog (state is rebuilt from the inputs' retention) or "
             "restore the inputs' partition count"
         )
-
-
-def wait_for_leaders(admin: Any, topic: str, timeout_s: float = 30.0) -> None:
-    """Return once every partition of ``topic`` has a leader (or after ``timeout_s``)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
-        if (
-            meta is not None
-            and meta.partitions
-            and all(p.leader >= 0 for p in meta.partitions.values())
-        ):
-            return
-        time.sleep(0.2)
 
 
 def replay_partition(

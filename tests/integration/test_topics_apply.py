@@ -92,3 +92,46 @@ def test_a_partition_count_that_differs_is_reported_not_changed(admin, declarati
     assert "\n" not in drift.line()
     metadata = admin.list_topics(timeout=10)
     assert len(metadata.topics[target.name].partitions) == target.partitions + 2
+
+
+def test_records_produced_right_after_apply_all_land(admin, declaration, kafka_bootstrap):
+    """apply returns once every partition is served (shared.kafka.served): an idempotent
+    producer writing at once loses none of its first records, which it can when a partition's
+    leader is announced but has not loaded it yet."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    apply_topics(admin, declaration)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "enable.idempotence": True})
+    acknowledged: list[tuple[str, int]] = []
+    errors: list[str] = []
+
+    def delivered(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is None:
+            acknowledged.append((message.topic(), message.partition()))
+        else:
+            errors.append(str(error))
+
+    partitions = [(s.name, p) for s in declaration for p in range(s.partitions)]
+    for topic, partition in partitions:
+        for n in range(5):  # keyed: some declared topics are compacted
+            producer.produce(topic, b"%d" % n, b"k", partition=partition, on_delivery=delivered)
+    assert producer.flush(30) == 0
+    assert errors == []
+    assert len(acknowledged) == 5 * len(partitions)
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "served-check"})
+    try:
+        ends = {
+            (t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]
+            for t, p in partitions
+        }
+    finally:
+        consumer.close()
+    assert ends == {tp: 5 for tp in partitions}
+
+
+def test_waiting_for_a_topic_that_is_not_there_names_it(admin, unique_name):
+    from shared.kafka.served import wait_until_served
+
+    missing = unique_name("missing")
+    unserved = wait_until_served(admin, [missing], timeout_s=0.5)
+    assert unserved == [f"{missing} (not in the metadata)"]
