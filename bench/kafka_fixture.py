@@ -10,7 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from control.servers.broker import LocalBroker
+from shared.errors import MeshError
 from shared.jar_cache import bundle, fetch
+from shared.kafka.served import wait_until_served
 from shared.settings import Settings
 
 
@@ -40,9 +42,7 @@ def create_topic(
     name = name or f"bench.{prefix}.{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result()
-    deadline_topics = admin.list_topics(timeout=10).topics
-    while name not in deadline_topics or any(
-        p.leader < 0 for p in deadline_topics[name].partitions.values()
-    ):
-        deadline_topics = admin.list_topics(timeout=10).topics
+    unserved = wait_until_served(admin, [name])
+    if unserved:
+        raise MeshError(f"benchmark topic {name} is not served after 30 s: {', '.join(unserved)}")
     return name

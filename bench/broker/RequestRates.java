@@ -17,9 +17,22 @@ import javax.management.remote.JMXServiceURL;
  */
 public class RequestRates {
     public static void main(String[] args) throws Exception {
+        if (args.length != 1 || !args[0].matches("[0-9]+")) {
+            System.err.println("usage: java bench/broker/RequestRates.java JMX_PORT");
+            System.exit(2);
+        }
         JMXServiceURL url = new JMXServiceURL(
                 "service:jmx:rmi:///jndi/rmi://127.0.0.1:" + args[0] + "/jmxrmi");
-        try (JMXConnector connector = JMXConnectorFactory.connect(url)) {
+        JMXConnector connector;
+        try {
+            connector = JMXConnectorFactory.connect(url);
+        } catch (java.io.IOException e) {
+            System.err.println("RequestRates: no JMX agent answers on 127.0.0.1:" + args[0]
+                    + "; open one with the jcmd line in this file's comment");
+            System.exit(1);
+            return;
+        }
+        try (connector) {
             MBeanServerConnection server = connector.getMBeanServerConnection();
             Map<String, Long> counts = new TreeMap<>();
             ObjectName requests =

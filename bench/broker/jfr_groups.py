@@ -30,11 +30,18 @@ GROUPS = (
 
 
 def samples(recording: str) -> list[dict]:
-    """The recording's execution samples, as ``jfr print --json`` gives them."""
-    printed = subprocess.run(
-        ["jfr", "print", "--json", "--events", "jdk.ExecutionSample", recording],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    """The recording's execution samples, as ``jfr print --json`` gives them; a missing ``jfr``
+    tool or an unreadable recording ends the run with one line saying which."""
+    try:
+        printed = subprocess.run(
+            ["jfr", "print", "--json", "--events", "jdk.ExecutionSample", recording],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    except FileNotFoundError:
+        raise SystemExit("jfr_groups: no `jfr` on the PATH; the JDK has it (bin/jfr)") from None
+    except subprocess.CalledProcessError as failed:
+        reason = (failed.stderr or failed.stdout).strip().splitlines()[:1] or ["no output"]
+        raise SystemExit(f"jfr_groups: jfr cannot read {recording}: {reason[0]}") from None
     return list(json.loads(printed)["recording"]["events"])
 
 
@@ -48,6 +55,9 @@ def group_of(frames: list[str]) -> str:
 
 def main(recording: str) -> None:
     events = samples(recording)
+    if not events:
+        raise SystemExit(f"jfr_groups: {recording} holds no execution samples (record with "
+                         "settings=profile while the JVM is busy)")  # fmt: skip
     threads: Counter = Counter()
     groups: Counter = Counter()
     for event in events:
@@ -66,4 +76,6 @@ def main(recording: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m bench.broker.jfr_groups RECORDING.jfr")
     main(sys.argv[1])

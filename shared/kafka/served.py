@@ -23,34 +23,43 @@ def wait_until_served(admin: Any, topics: Iterable[str], timeout_s: float = 30.0
     """Return once the leader of every partition of ``topics`` answers for it, or after
     ``timeout_s``; returns the partitions (``topic[partition]``) still unserved, none if all
     are. A topic missing from the metadata counts as one unserved entry."""
+    deadline = time.monotonic() + timeout_s
+    pending = set(topics)
+    while True:
+        unserved = _unserved(admin, pending, max(deadline - time.monotonic(), 1.0))
+        if not unserved or time.monotonic() >= deadline:
+            return [label for labels in unserved.values() for label in labels]
+        pending = set(unserved)
+        time.sleep(POLL_S)
+
+
+def _unserved(admin: Any, topics: set[str], timeout_s: float) -> dict[str, list[str]]:
+    """Per topic of ``topics``, what of it is not served yet (missing, or partitions without a
+    leader or whose leader does not answer ListOffsets); topics fully served are left out."""
     from confluent_kafka import KafkaException, TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
-    deadline = time.monotonic() + timeout_s
-    pending = list(dict.fromkeys(topics))
-    unserved: list[str] = []
-    while True:
-        metadata = admin.list_topics(timeout=max(deadline - time.monotonic(), 1.0)).topics
-        partitions = []
-        unserved = [f"{t} (not in the metadata)" for t in pending if t not in metadata]
-        for topic in pending:
-            if topic in metadata:
-                for number, partition in metadata[topic].partitions.items():
-                    if partition.leader < 0:
-                        unserved.append(f"{topic}[{number}]")
-                    else:
-                        partitions.append(TopicPartition(topic, number))
-        if partitions:
-            left = max(deadline - time.monotonic(), 1.0)
-            futures = admin.list_offsets(
-                {p: OffsetSpec.latest() for p in partitions}, request_timeout=left
-            )
-            for partition, future in futures.items():
-                try:
-                    future.result()
-                except KafkaException:
-                    unserved.append(f"{partition.topic}[{partition.partition}]")
-        if not unserved or time.monotonic() >= deadline:
-            return unserved
-        pending = list(dict.fromkeys(u.split("[")[0].split(" ")[0] for u in unserved))
-        time.sleep(POLL_S)
+    metadata = admin.list_topics(timeout=timeout_s).topics
+    unserved: dict[str, list[str]] = {}
+    asked: list[TopicPartition] = []
+    for topic in sorted(topics):
+        if topic not in metadata:
+            unserved[topic] = [f"{topic} (not in the metadata)"]
+            continue
+        for number, partition in metadata[topic].partitions.items():
+            if partition.leader < 0:
+                unserved.setdefault(topic, []).append(f"{topic}[{number}]")
+            else:
+                asked.append(TopicPartition(topic, number))
+    if asked:
+        futures = admin.list_offsets(
+            {p: OffsetSpec.latest() for p in asked}, request_timeout=timeout_s
+        )
+        for partition, future in futures.items():
+            try:
+                future.result()
+            except KafkaException:
+                unserved.setdefault(partition.topic, []).append(
+                    f"{partition.topic}[{partition.partition}]"
+                )
+    return unserved
