@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from chaos.case_mesh import BATCH, CaseMesh
+from chaos.case_mesh import REPLAY, CaseMesh
 from chaos.case_run import CaseRun, Load
 from chaos.report import CaseResult
 from shared.pids import wait_gone
@@ -77,4 +77,5 @@ def broker_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
     finally:
         broker.stop()
     return run.result("broker_kill", recover_s=recover, mid_run=mid_run,
-                      duplicates_allowed=2 * BATCH, failures=failures)  # fmt: skip
+                      duplicates_allowed=2 * REPLAY,
+                      failures=failures)  # fmt: skip

@@ -19,8 +19,12 @@ from shared.topic_names import TopicNames
 from testkit.detector_runs import DetectorProcess
 
 ECHO = Path(__file__).parent / "echo"
-#: Records per batch of each instance, so the most one SIGKILL can replay.
+#: Records per batch of each instance.
 BATCH = 500
+#: The most records one SIGKILL can make an instance process again: those it processed since its
+#: last commit, fewer than a batch (it commits every interval and once a batch's worth waits),
+#: and the batch it was in.
+REPLAY = 2 * BATCH
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ is killed mid-run and stays dead; the survivor takes its partitions once the gro
 and started again while the other runs.
 
 Guarantees checked: no acknowledged record lost; no reordering within a key; committed offsets
-never go backwards; duplicates at most one uncommitted batch (BATCH records) per kill, which is
-what the runtime's commit-per-batch can replay. Recovery: from a kill until every record the
-broker had acknowledged at that moment is alerted.
+never go backwards; duplicates at most what one kill can replay per kill (``REPLAY``: the
+records processed since the last commit, fewer than a batch, and the batch in progress).
+Recovery: from a kill until every record the broker had acknowledged at that moment is alerted.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chaos.case_mesh import BATCH, CaseMesh
+from chaos.case_mesh import REPLAY, CaseMesh
 from chaos.case_run import CaseRun, Load
 from chaos.report import CaseResult
 from shared.settings import Settings
@@ -60,4 +60,5 @@ def _run(
         mid_run &= run.finish()
     known = [r for r in recoveries if r is not None]
     return run.result(name, recover_s=max(known) if known and len(known) == len(recoveries)
-                      else None, mid_run=mid_run, duplicates_allowed=BATCH * cycles)  # fmt: skip
+                      else None, mid_run=mid_run,
+                      duplicates_allowed=REPLAY * cycles)  # fmt: skip

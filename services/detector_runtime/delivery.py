@@ -1,13 +1,16 @@
 """Producer-side bookkeeping: count what the broker acknowledged and what it refused.
 
 The runtime commits input offsets only when every alert, changelog update and dead letter of the
-batch has been acknowledged; this tracker is how it knows. A delivery failure (after librdkafka's
-own retries, which the idempotent producer makes safe) is fatal for the batch: the process exits
+records they cover has been acknowledged; this tracker is how it knows, across the runtime's two
+producers (alerts at once; state and metrics batched up to a commit). A delivery failure (after
+librdkafka's own retries, which the idempotent producer makes safe) is fatal: the process exits
 without committing, and the records are processed again after the restart.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -31,9 +34,11 @@ class DeliveryTracker:
         if err is not None and self.first_error is None:
             self.first_error = f"{msg.topic()}: {err}"
 
-    def wait(self, producer: Any, timeout_s: float) -> None:
-        """Block until every message sent so far is acknowledged, or raise DeliveryFailed."""
-        remaining = producer.flush(timeout_s)
+    def wait(self, producers: Sequence[Any], timeout_s: float) -> None:
+        """Block until every message sent so far (through any of ``producers``) is
+        acknowledged, or raise DeliveryFailed."""
+        deadline = time.monotonic() + timeout_s
+        remaining = sum(p.flush(max(0.0, deadline - time.monotonic())) for p in producers)
         if self.first_error is not None:
             raise DeliveryFailed(f"the broker refused a message: {self.first_error}")
         if remaining or self.pending:

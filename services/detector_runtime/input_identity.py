@@ -156,11 +156,14 @@ class InputWatch:
             self._recreated(recreated)
 
     def check(self) -> None:
-        """Inputs missing now are paused; re-created ones start over."""
+        """Inputs missing now are paused, and their uncommitted offsets (numbers in a topic
+        that is gone; the broker refuses them) dropped; re-created ones start over."""
         recreated = self.identity.recreated()
         if recreated:
             seek_to_start(self._consumer, recreated)
             self._recreated(recreated)
+        if self.identity.missing:
+            self._committer.forget_topics(sorted(self.identity.missing))
         self._paused = pause_missing(self._consumer, self.identity.missing, self._paused)
 
     def _recreated(self, topics: list[str]) -> None:

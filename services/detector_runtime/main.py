@@ -22,7 +22,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from services.detector_runtime.config import RuntimeConfig, default_topics, new_instance_id
+from services.detector_runtime.config import (
+    DEFAULT_COMMIT_INTERVAL_S,
+    RuntimeConfig,
+    default_topics,
+    new_instance_id,
+)
 from services.detector_runtime.error_policy import ErrorRateExceeded
 from services.detector_runtime.gc_tuning import tune_gc
 from services.detector_runtime.status import StatusFile, describe
@@ -59,6 +64,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--group", help="consumer group (default <prefix>detector.<name>)")
     p.add_argument("--instance-id", help="default <name>-<host>-<pid>-<random>")
     p.add_argument("--batch-size", type=int, default=2000)
+    p.add_argument(
+        "--commit-interval-ms",
+        type=int,
+        default=round(DEFAULT_COMMIT_INTERVAL_S * 1000),
+        help="commit processed offsets this often, and once --batch-size records wait "
+        f"(default {DEFAULT_COMMIT_INTERVAL_S * 1000:.0f}; 0: every batch)",
+    )
     p.add_argument("--max-batch-seconds", type=float, default=60.0)
     p.add_argument("--max-poll-interval-ms", type=int, default=300_000)
     p.add_argument("--retries", type=int, default=3, help="retries of a RetriableError (3)")
@@ -117,6 +129,7 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
         instance_id=args.instance_id or new_instance_id(detector.name),
         batch_size=args.batch_size,
         batch_wait_s=manifest.batch_wait_ms / 1000,
+        commit_interval_s=args.commit_interval_ms / 1000,
         max_batch_s=args.max_batch_seconds,
         max_poll_interval_ms=args.max_poll_interval_ms,
         retries=args.retries,

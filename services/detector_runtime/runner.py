@@ -128,7 +128,22 @@ class Runner:
         self._cooperative = is_cooperative(client_settings)
         self._consumer = Consumer(client_settings)
         self._committer = OffsetCommitter(self._consumer)
+        # Alerts and dead letters go out at once; state changelogs and metric snapshots wait
+        # for the commit that needs them acknowledged (a linger as long as the interval), so
+        # they reach the broker in one request per partition per commit, not per batch.
         self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
+        self._state_producer = Producer(
+            producer_config(
+                settings,
+                **{
+                    "client.id": f"{config.instance_id}-state",
+                    "linger.ms": max(5, round(config.commit_interval_s * 1000)),
+                },
+            )
+        )
+        self._producers = (self._producer, self._state_producer)
+        self._next_commit = time.monotonic() + config.commit_interval_s
+        self._staged_records = 0
         self._restoring: RestoreStats | None = None
         self._inputs = InputWatch(
             InputIdentity(AdminClient(admin_config(settings, log_level=2)), self._topic_types),
@@ -138,7 +153,11 @@ class Runner:
             settings,
             detector.name,
             config.instance_id,
-            self._producer if metrics_topic_exists(self._producer, config.topics.metrics) else None,
+            (
+                self._state_producer
+                if metrics_topic_exists(self._state_producer, config.topics.metrics)
+                else None
+            ),
             config.topics.metrics,
             state_size=self._state_size,
             restore_progress=self._restore_progress,
@@ -195,6 +214,8 @@ class Runner:
                     batches += 1
                     if stop_when is not None and stop_when(self.counters):
                         break
+                elif self._committer.has_staged and time.monotonic() >= self._next_commit:
+                    self._commit_staged()  # the last records before a pause
                 self._maybe_log()
                 if self._inputs.due():
                     self._inputs.check()
@@ -239,9 +260,11 @@ class Runner:
     def _close(self) -> None:
         log.info("leaving the group: %s", self.counters.summary())
         try:
+            self._commit_staged()
             self.metrics.close()
             self.tracing.close()
-            self._producer.flush(self.config.flush_timeout_s)
+            for producer in self._producers:
+                producer.flush(self.config.flush_timeout_s)
             self._committer.settle(timeout=10.0)
         finally:
             self._consumer.close()
@@ -272,7 +295,8 @@ class Runner:
 
     # the batch ------------------------------------------------------------------------------
     def process_batch(self, messages: list[Any]) -> None:
-        """Detect over one batch, produce its output, wait for acks, commit its offsets."""
+        """Detect over one batch and produce its output; its offsets are staged and committed
+        with the next commit (every ``commit_interval_s``), once that output is acknowledged."""
         started = time.monotonic()
         if self.counters.first_batch_at is None:
             self.counters.first_batch_at = time.perf_counter()
@@ -346,7 +370,7 @@ class Runner:
             changes = task.state.drain()
             if changes:
                 counters.changelog += write_changes(
-                    self._producer,
+                    self._state_producer,
                     self.config.topics.changelog,
                     task.partition,
                     changes,
@@ -354,12 +378,27 @@ class Runner:
                 )
         self.metrics.delay.update_many([now_ms - t for t in event_times])
         self.metrics.after_batch(counters)
-        self.metrics.before_commit()
-        self._tracker.wait(self._producer, self.config.flush_timeout_s)
-        if next_offsets:
-            self._commit(next_offsets)
+        self._committer.stage(next_offsets)
+        self._staged_records += processed
         counters.batches += 1
+        if self._staged_records >= self.config.batch_size or time.monotonic() >= self._next_commit:
+            self._commit_staged()
         policy.check()
+
+    def _commit_staged(self) -> None:
+        """Commit the offsets of every record processed since the last commit, once their
+        output (alerts, dead letters, state changes) and their counts are acknowledged.
+
+        Due every ``commit_interval_s``, and as soon as a ``batch_size`` of records is staged:
+        so a kill replays fewer than two batches' records however fast the instance reads (a
+        backlog comes in full batches, each one committed, as before the interval)."""
+        self._next_commit = time.monotonic() + self.config.commit_interval_s
+        self._staged_records = 0
+        if not self._committer.has_staged:
+            return
+        self.metrics.before_commit()
+        self._tracker.wait(self._producers, self.config.flush_timeout_s)
+        self._commit(self._committer.take_staged())
 
     def _task(self, partition: int) -> Task:
         task = self._tasks.get(partition)
@@ -447,6 +486,7 @@ class Runner:
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         log.info("revoked %s", _names(partitions))
+        self._commit_staged()  # the next owner starts after the last record processed here
         self._committer.on_revoke(partitions)
         self._forget(consumer, partitions)
 

@@ -108,3 +108,18 @@ def test_the_watch_moves_a_re_created_input_to_its_start_drops_its_commits_and_s
     assert consumer.seeks == [("in.a", 0, OFFSET_BEGINNING)]  # type: ignore[attr-defined]
     assert committer.pending == {("in.b", 0): 7}
     assert len(status.said) == 1 and REPORT in status.said[0]
+
+
+def test_the_watch_drops_the_uncommitted_offsets_of_a_deleted_input_and_pauses_it() -> None:
+    from services.detector_runtime.commits import OffsetCommitter
+
+    cluster = Cluster({"in.a": "id1", "in.b": "id2"})
+    consumer = Consumer([("in.a", 0), ("in.b", 0)])
+    committer = OffsetCommitter(consumer)
+    committer.stage({("in.a", 0): 40, ("in.b", 0): 9})
+    committer._pending = {("in.a", 0): 30}
+    watch = InputWatch(InputIdentity(cluster, ["in.a", "in.b"]), consumer, committer, None)
+    del cluster.ids["in.a"]
+    watch.check()
+    assert committer.pending == {} and committer.staged == {("in.b", 0): 9}
+    assert consumer.paused == {("in.a", 0)}

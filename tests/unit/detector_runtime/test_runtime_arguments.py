@@ -39,3 +39,13 @@ def test_a_malformed_option_is_one_line_naming_it(option, value, message):
     with pytest.raises(ConfigError) as raised:
         config(option, value)
     assert str(raised.value) == message
+
+
+def test_the_commit_interval_is_given_in_milliseconds_and_bounded():
+    assert config().commit_interval_s == 0.5
+    assert config("--commit-interval-ms", "0").commit_interval_s == 0.0
+    assert config("--commit-interval-ms", "2000").commit_interval_s == 2.0
+    for wrong in ("-1", "60001"):
+        with pytest.raises(ConfigError) as raised:
+            config("--commit-interval-ms", wrong)
+        assert str(raised.value).startswith("--commit-interval-ms must be from 0 to 60000")
