@@ -65,7 +65,7 @@ def feed_plain(
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": resolve_bootstrap(settings), "linger.ms": 5,
-                         **client_security(settings)})  # fmt: skip
+                         "client.id": "plain-feed", **client_security(settings)})  # fmt: skip
     rng = random.Random(seed)
     per_tick = rate * TICK_S
     started = time.monotonic()

@@ -50,7 +50,9 @@ class NotifierOutputs:
         self.names = config.names
         self.instance_id = instance_id
         self._encode = AvroSerializer("notification", catalogue=catalogue).encode
-        self._producer = Producer(producer_config(settings, **{"linger.ms": 1}))
+        self._producer = Producer(
+            producer_config(settings, **{"linger.ms": 1, "client.id": f"{instance_id}-outputs"})
+        )
         self._failures: list[str] = []
 
     def notification(self, delivery: Delivery, alert: Mapping[str, Any]) -> None:

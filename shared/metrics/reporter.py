@@ -91,7 +91,8 @@ class MetricsReporter:
         serializer = AvroSerializer(SCHEMA, catalogue=load_catalogue(settings.schemas_dir))
         return cls(
             registry,
-            Producer(producer_config(settings)),
+            # Named, so the broker's request log says whose requests these are.
+            Producer(producer_config(settings, **{"client.id": f"{registry.instance_id}-metrics"})),
             TopicNames.of(settings).metrics if topic is None else topic,
             settings.metrics_interval_s if interval_s is None else interval_s,
             owns_producer=True,
