@@ -68,6 +68,8 @@ class OffsetCommitter:
         self._pending: dict[TopicPartitionKey, int] = {}
         #: processed, output handed to the producers, not yet committed (see the module docstring)
         self._staged: dict[TopicPartitionKey, int] = {}
+        #: how many records the staged offsets cover (the runner commits once a batch's worth)
+        self.staged_records = 0
         self._retriable = _deferrable_errors()
         #: commits that failed because of a rebalance (or an absent coordinator), kept for later
         self.deferred = 0
@@ -86,13 +88,16 @@ class OffsetCommitter:
     def has_staged(self) -> bool:
         return bool(self._staged)
 
-    def stage(self, next_offsets: dict[TopicPartitionKey, int]) -> None:
-        """Remember a processed batch's next offsets until the next :meth:`take_staged`."""
+    def stage(self, next_offsets: dict[TopicPartitionKey, int], records: int) -> None:
+        """Remember a processed batch's next offsets (``records`` records) until the next
+        :meth:`take_staged`."""
         self._staged.update(next_offsets)
+        self.staged_records += records
 
     def take_staged(self) -> dict[TopicPartitionKey, int]:
         """The staged offsets, for the commit that follows the producers' flush."""
         staged, self._staged = self._staged, {}
+        self.staged_records = 0
         return staged
 
     def commit(self, next_offsets: dict[TopicPartitionKey, int]) -> bool:

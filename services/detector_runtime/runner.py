@@ -143,7 +143,6 @@ class Runner:
         )
         self._producers = (self._producer, self._state_producer)
         self._next_commit = time.monotonic() + config.commit_interval_s
-        self._staged_records = 0
         self._restoring: RestoreStats | None = None
         self._inputs = InputWatch(
             InputIdentity(AdminClient(admin_config(settings, log_level=2)), self._topic_types),
@@ -214,8 +213,8 @@ class Runner:
                     batches += 1
                     if stop_when is not None and stop_when(self.counters):
                         break
-                elif self._committer.has_staged and time.monotonic() >= self._next_commit:
-                    self._commit_staged()  # the last records before a pause
+                else:
+                    self._commit_if_due()  # the last records before a pause
                 self._maybe_log()
                 if self._inputs.due():
                     self._inputs.check()
@@ -378,22 +377,26 @@ class Runner:
                 )
         self.metrics.delay.update_many([now_ms - t for t in event_times])
         self.metrics.after_batch(counters)
-        self._committer.stage(next_offsets)
-        self._staged_records += processed
+        self._committer.stage(next_offsets, processed)
         counters.batches += 1
-        if self._staged_records >= self.config.batch_size or time.monotonic() >= self._next_commit:
-            self._commit_staged()
+        self._commit_if_due()
         policy.check()
+
+    def _commit_if_due(self) -> None:
+        """Commit every ``commit_interval_s``, and as soon as a ``batch_size`` of records is
+        staged: so a kill replays fewer than two batches' records however fast the instance
+        reads (a backlog comes in full batches, each one committed, as before the interval)."""
+        committer = self._committer
+        if committer.has_staged and (
+            committer.staged_records >= self.config.batch_size
+            or time.monotonic() >= self._next_commit
+        ):
+            self._commit_staged()
 
     def _commit_staged(self) -> None:
         """Commit the offsets of every record processed since the last commit, once their
-        output (alerts, dead letters, state changes) and their counts are acknowledged.
-
-        Due every ``commit_interval_s``, and as soon as a ``batch_size`` of records is staged:
-        so a kill replays fewer than two batches' records however fast the instance reads (a
-        backlog comes in full batches, each one committed, as before the interval)."""
+        output (alerts, dead letters, state changes) and their counts are acknowledged."""
         self._next_commit = time.monotonic() + self.config.commit_interval_s
-        self._staged_records = 0
         if not self._committer.has_staged:
             return
         self.metrics.before_commit()

@@ -116,7 +116,7 @@ def test_the_watch_drops_the_uncommitted_offsets_of_a_deleted_input_and_pauses_i
     cluster = Cluster({"in.a": "id1", "in.b": "id2"})
     consumer = Consumer([("in.a", 0), ("in.b", 0)])
     committer = OffsetCommitter(consumer)
-    committer.stage({("in.a", 0): 40, ("in.b", 0): 9})
+    committer.stage({("in.a", 0): 40, ("in.b", 0): 9}, records=5)
     committer._pending = {("in.a", 0): 30}
     watch = InputWatch(InputIdentity(cluster, ["in.a", "in.b"]), consumer, committer, None)
     del cluster.ids["in.a"]

@@ -112,18 +112,19 @@ def test_settle_polls_until_the_rebalance_lets_the_pending_commit_through():
 def test_staged_offsets_are_taken_once_and_go_with_the_commit_after_the_flush():
     consumer = RecordingConsumer(owned={("in", 0), ("in", 1)})
     committer = OffsetCommitter(consumer)
-    committer.stage({("in", 0): 10})
-    committer.stage({("in", 0): 12, ("in", 1): 3})
-    assert committer.has_staged and consumer.committed == []
+    committer.stage({("in", 0): 10}, records=5)
+    committer.stage({("in", 0): 12, ("in", 1): 3}, records=7)
+    assert committer.has_staged and committer.staged_records == 12 and consumer.committed == []
     assert committer.commit(committer.take_staged()) is True
     assert consumer.committed == [{("in", 0): 12, ("in", 1): 3}]
-    assert not committer.has_staged and committer.take_staged() == {}
+    assert not committer.has_staged and committer.staged_records == 0
+    assert committer.take_staged() == {}
 
 
 def test_staged_offsets_of_a_lost_partition_are_dropped_and_counted():
     consumer = RecordingConsumer(owned={("in", 0), ("in", 1)})
     committer = OffsetCommitter(consumer)
-    committer.stage({("in", 0): 10, ("in", 1): 20})
+    committer.stage({("in", 0): 10, ("in", 1): 20}, records=5)
     committer.on_lost([tp(1)])
     assert committer.staged == {("in", 0): 10} and committer.abandoned == 1
 
@@ -131,6 +132,6 @@ def test_staged_offsets_of_a_lost_partition_are_dropped_and_counted():
 def test_staged_offsets_of_a_recreated_topic_are_forgotten():
     consumer = RecordingConsumer(owned={("in", 0), ("other", 0)})
     committer = OffsetCommitter(consumer)
-    committer.stage({("in", 0): 10, ("other", 0): 4})
+    committer.stage({("in", 0): 10, ("other", 0): 4}, records=5)
     committer.forget_topics(["in"])
     assert committer.staged == {("other", 0): 4} and committer.abandoned == 0
