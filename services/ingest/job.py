@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from services.ingest.checkpoint_conf import checkpointed_shuffle_partitions
 from services.ingest.checkpoint_repair import clear_interrupted_writes
 from services.ingest.config import IngestConfig
 from services.ingest.data_loss import (
@@ -146,6 +148,17 @@ def start_counting(
     return sink.trigger(processingTime=config.counting_trigger).outputMode("update").start()
 
 
+def as_checkpointed(config: IngestConfig, settings: Settings) -> IngestConfig:
+    """``config`` with the window counts' shuffle partitions their checkpoint keeps, if it has
+    any (services.ingest.checkpoint_conf): the slots the job sizes must fit the query it runs."""
+    kept = checkpointed_shuffle_partitions(config.checkpoints(settings) / "counts")
+    if kept is None or kept == config.shuffle_partitions:
+        return config
+    print(f"ingest: window counts keep their checkpoint's {kept} shuffle partitions "
+          f"(configured {config.shuffle_partitions})", flush=True)  # fmt: skip
+    return replace(config, shuffle_partitions=kept)
+
+
 def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) -> TriggerPlan:
     """How routing runs in ``spark``: its task slots against the raw partitions there are now."""
     slots = spark.sparkContext.defaultParallelism
@@ -244,6 +257,7 @@ def main() -> int:
         instance = instance_id("ingest")
         partitions = count_raw_partitions(settings, config)
         repair_checkpoints(config.checkpoints(settings))
+        config = as_checkpointed(config, settings)
         skipped = check_data_loss(settings, config)
         # Under spark-submit (which starts the JVM and sets PYSPARK_GATEWAY_PORT) the --master
         # given there wins; run directly, the job uses MESH_INGEST_MASTER (auto: sized here).

@@ -30,8 +30,8 @@ def test_the_auto_master_gives_every_raw_partition_a_slot_and_the_counts_their_o
 def test_the_side_queries_keep_a_slot_for_every_task_they_can_run_at_once():
     # the span export's one reading task, beside the window counts' widest stage: one reading
     # task, then one per shuffle partition
-    assert side_slots(4) == SIDE_READ_TASKS + 4 == SIDE_SLOTS
-    assert side_slots(1) == 2 * SIDE_READ_TASKS
+    assert side_slots(4) == SIDE_READ_TASKS + 4
+    assert side_slots(1) == 2 * SIDE_READ_TASKS == SIDE_SLOTS
     assert side_slots(12) == SIDE_READ_TASKS + 12
     assert master_for("auto", 16, side_slots(12)) == f"local[{16 + SIDE_READ_TASKS + 12}]"
     wider = plan(REAL_TIME, 16, 16 + SIDE_SLOTS, side_slots(12))
