@@ -53,11 +53,8 @@ typecheck: $(STAMP) ## mypy on the library and the control plane
 compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
 	$(BIN)/python -m shared.avro.compatibility schemas
 
-# Two workers: half of a serial run is waiting (for brokers, JVMs, restarts), not computing.
-TEST_WORKERS ?= 2
-
 test: jars influxdb jaeger container-tools lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop; the mesh in containers)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest
 
 test-unit: $(STAMP) ## Only the fast tests that need no broker
 	$(BIN)/pytest tests/unit

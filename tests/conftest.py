@@ -22,19 +22,6 @@ from control.servers.broker import LocalBroker
 from shared.settings import Settings
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Ordered and grouped for `make test`'s two workers (pytest-xdist, ``--dist loadgroup``).
-
-    The slow tests come first and the ~1 000 unit tests (a minute in all) last, so they fill
-    the end of the run instead of a long test starting when the other worker is done. The
-    container tests share one Docker engine and the images it builds: one worker runs them all.
-    Without xdist the marks do nothing and only the order changes."""
-    for item in items:
-        if item.get_closest_marker("containers"):
-            item.add_marker(pytest.mark.xdist_group("containers"))
-    items.sort(key=lambda item: item.nodeid.startswith("tests/unit/"))  # stable: else as found
-
-
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``host:port`` of a real Kafka broker shared by the whole session."""

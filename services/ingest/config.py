@@ -63,7 +63,8 @@ class IngestConfig:
     #: Spark master: auto = local[N] with a task slot per raw partition + 2 (trigger_mode.py);
     #: local[k] or spark://host:port to choose.
     master: str = "auto"
-    #: Shuffle partitions of the window-count aggregation (= its state store partitions).
+    #: Shuffle partitions of the window-count aggregation (= its state store partitions); a
+    #: checkpoint keeps the count it began with (services.ingest.checkpoint_conf).
     shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS
     #: Checkpoint folder; default ``$MESH_HOME/ingest/checkpoints``.
     checkpoint_dir: Path | None = None
@@ -108,6 +109,8 @@ class IngestConfig:
                               f"not {config.on_data_loss!r}")  # fmt: skip
         if config.allowed_lateness_ms < 0:
             raise ConfigError("MESH_INGEST_ALLOWED_LATENESS_MS must be 0 or more")
+        if config.shuffle_partitions < 1:
+            raise ConfigError("MESH_INGEST_SHUFFLE_PARTITIONS must be 1 or more")
         return config
 
     @property

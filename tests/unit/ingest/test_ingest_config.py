@@ -33,6 +33,10 @@ def test_an_explicit_topic_wins_over_the_prefix() -> None:
     assert config.windows_topic == "p.metrics.windows"
 
 
-def test_a_bad_value_names_the_variable() -> None:
-    with pytest.raises(ConfigError, match="MESH_INGEST_MAX_RECORD_BYTES"):
-        IngestConfig.from_env({"MESH_INGEST_MAX_RECORD_BYTES": "12"})
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("MESH_INGEST_MAX_RECORD_BYTES", "12"), ("MESH_INGEST_SHUFFLE_PARTITIONS", "0")],
+)
+def test_a_bad_value_names_the_variable(variable: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        IngestConfig.from_env({variable: value})
