@@ -17,6 +17,7 @@ import time
 import pytest
 from kafka_reading import records_in
 
+from services.ingest.trigger_mode import SIDE_SLOTS
 from shared.jar_cache import spark_connector_jars
 from shared.pids import wait_gone
 from shared.settings import PROJECT_ROOT
@@ -80,13 +81,14 @@ def _submit_and_wait(cluster, mesh_settings, prefix, outputs, expected, tmp_path
             p.read_text(errors="replace") for p in (tmp_path / "spark").rglob("stderr")
         )
         assert "Executor" in worker_log or "executor" in worker_log, "no executor ran on the worker"
-        # 8 raw partitions need 13 task slots for real-time mode; a 2-core cluster has 2: the
-        # job falls back to micro-batch and says why, in one line.
+        # 8 raw partitions need 8 + SIDE_SLOTS task slots for real-time mode; a 2-core cluster
+        # has 2: the job falls back to micro-batch and says why, in one line.
         said = (tmp_path / "submit.log").read_text(errors="replace").splitlines()
         fallback = [line for line in said if line.startswith("ingest: routing runs")]
         assert fallback == [
-            "ingest: routing runs micro-batch: real-time mode needs 13 task slots (one per raw "
-            "partition + 5 for the side queries), the master has 2: give it more cores or use the "
+            f"ingest: routing runs micro-batch: real-time mode needs {8 + SIDE_SLOTS} task slots "
+            f"(one per raw partition + {SIDE_SLOTS} for the side queries), the master has 2: give "
+            "it more cores or use the "
             "auto master (8 raw partitions, 2 task slots)"
         ], fallback
     finally:

@@ -1,7 +1,7 @@
 """A raw topic created while the job routes in real-time mode is picked up.
 
 The job runs as the real service (supervised, the auto master sized for the raw partitions it
-found: local[4 + 5], a slot for each raw partition and five for the side queries). A new raw
+found: local[4 + SIDE_SLOTS], a slot for each raw partition and the side queries' own). A new raw
 topic with more partitions than real-time mode has slots for makes the job say so and exit; its
 supervisor starts it again sized for the new count, and the new topic's records are routed
 (here as dead letters: the type has no schema), as are the old ones'.
@@ -18,6 +18,7 @@ from polling import wait_for
 
 from control.launch.ingest import ingest_process, start_ingest
 from control.supervised_service import supervised_child
+from services.ingest.trigger_mode import SIDE_SLOTS
 from shared.avro import AvroDeserializer
 
 pytestmark = pytest.mark.integration
@@ -53,7 +54,8 @@ def test_a_raw_topic_beyond_the_slots_restarts_the_job_resized_and_is_routed(
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 1, 240,
                  "the first record routed")  # fmt: skip
         said = process.log_file.read_text()
-        assert "routing runs real-time" in said and "(4 raw partitions, 9 task slots)" in said
+        assert "routing runs real-time" in said
+        assert f"(4 raw partitions, {4 + SIDE_SLOTS} task slots)" in said
 
         create_topics([f"{prefix}.raw.parcels"], partitions=4)
         send(f"{prefix}.raw.parcels", b'{"record_id": "p1"}')
@@ -65,7 +67,8 @@ def test_a_raw_topic_beyond_the_slots_restarts_the_job_resized_and_is_routed(
         wait_for(restarted, 120, "the job to restart for the new partitions")
         assert supervised_child(process).last_exit == "exit code 3"
         assert "raw partitions grew from 4 to 8" in process.log_file.read_text()
-        wait_for(lambda: "(8 raw partitions, 13 task slots)" in process.log_file.read_text(), 120,
+        resized = f"(8 raw partitions, {8 + SIDE_SLOTS} task slots)"
+        wait_for(lambda: resized in process.log_file.read_text(), 120,
                  "the restarted job to size itself for 8 raw partitions")  # fmt: skip
         send(f"{prefix}.raw.transactions", b"[]")
         wait_for(lambda: records_in(mesh_settings.bootstrap_servers, outputs) >= 3, 240,
