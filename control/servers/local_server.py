@@ -26,6 +26,12 @@ InfoT = TypeVar("InfoT")
 
 #: Seconds between two readiness probes.
 POLL_S = 0.1
+#: Starts tried when a port chosen for the server was taken before it listened.
+PORT_RACE_ATTEMPTS = 3
+#: How a taken port reads in a log (Java's BindException, Go's and Python's bind errors).
+ADDRESS_IN_USE = "address already in use"
+#: Log lines read for it (the JVM logs its shutdown after the bind error).
+PORT_LOG_LINES = 200
 
 
 class LocalServer(Generic[InfoT]):
@@ -86,24 +92,47 @@ class LocalServer(Generic[InfoT]):
 
     def ensure_started(self) -> tuple[InfoT, bool]:
         """Start unless running, wait until it answers; where it listens, and whether this call
-        started it."""
-        started = False
+        started it.
+
+        A port is free when it is chosen and bound seconds later, when the program is up; in
+        between any process may take it (a client's outgoing connection gets a port from the
+        same ephemeral range: a CI run saw the broker die so). A start that died of a taken
+        address is tried again with new ports, up to PORT_RACE_ATTEMPTS times."""
+        for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
+            info, started = self._launch_unless_running()
+            try:
+                self._wait_ready(info)
+            except self.error:
+                if not started:
+                    raise
+                lost_port = self._lost_a_port()
+                self.stop(timeout=5)
+                if lost_port and attempt < PORT_RACE_ATTEMPTS:
+                    continue
+                raise
+            except BaseException:
+                if started:
+                    self.stop(timeout=5)
+                raise
+            self._announce(info)
+            return info, started
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _launch_unless_running(self) -> tuple[InfoT, bool]:
+        """Under the start lock: where the running server listens, or a new one launched."""
         with folder_lock(self.dir / "starting", self.error):
             info = self.running()
-            if info is None:
-                command, info = self._launch_plan()
-                self._publish(info)
-                env = {k: v for k, v in os.environ.items() if not k.startswith(self.foreign_env)}
-                _, started = self.process.start(command, env)
-                info = self.running() or info
-        try:
-            self._wait_ready(info)
-        except BaseException:
-            if started:
-                self.stop(timeout=5)
-            raise
-        self._announce(info)
-        return info, started
+            if info is not None:
+                return info, False
+            command, info = self._launch_plan()
+            self._publish(info)
+            env = {k: v for k, v in os.environ.items() if not k.startswith(self.foreign_env)}
+            _, started = self.process.start(command, env)
+            return self.running() or info, started
+
+    def _lost_a_port(self) -> bool:
+        """The program's log says an address it was to listen on was taken."""
+        return any(ADDRESS_IN_USE in line.lower() for line in self.process.tail_log(PORT_LOG_LINES))
 
     def stop(self, timeout: float = 30.0) -> InfoT | None:
         """Stop the server (SIGTERM, then SIGKILL after ``timeout``); where it listened, or None
