@@ -30,8 +30,6 @@ POLL_S = 0.1
 PORT_RACE_ATTEMPTS = 3
 #: How a taken port reads in a log (Java's BindException, Go's and Python's bind errors).
 ADDRESS_IN_USE = "address already in use"
-#: Log lines read for it (the JVM logs its shutdown after the bind error).
-PORT_LOG_LINES = 200
 
 
 class LocalServer(Generic[InfoT]):
@@ -96,24 +94,22 @@ class LocalServer(Generic[InfoT]):
 
         A port is free when it is chosen and bound seconds later, when the program is up; in
         between any process may take it (a client's outgoing connection gets a port from the
-        same ephemeral range: a CI run saw the broker die so). A start that died of a taken
+        same ephemeral range: a `make test` saw the broker die so). A start that died of a taken
         address is tried again with new ports, up to PORT_RACE_ATTEMPTS times."""
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
+            log_start = self._log_size()
             info, started = self._launch_unless_running()
             try:
                 self._wait_ready(info)
-            except self.error:
+            except BaseException as failure:
                 if not started:
                     raise
-                lost_port = self._lost_a_port()
+                again = (isinstance(failure, self.error) and attempt < PORT_RACE_ATTEMPTS
+                         and self._lost_a_port(log_start))  # fmt: skip
                 self.stop(timeout=5)
-                if lost_port and attempt < PORT_RACE_ATTEMPTS:
-                    continue
-                raise
-            except BaseException:
-                if started:
-                    self.stop(timeout=5)
-                raise
+                if not again:
+                    raise
+                continue
             self._announce(info)
             return info, started
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -130,9 +126,22 @@ class LocalServer(Generic[InfoT]):
             _, started = self.process.start(command, env)
             return self.running() or info, started
 
-    def _lost_a_port(self) -> bool:
-        """The program's log says an address it was to listen on was taken."""
-        return any(ADDRESS_IN_USE in line.lower() for line in self.process.tail_log(PORT_LOG_LINES))
+    def _log_size(self) -> int:
+        try:
+            return self.process.log_file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _lost_a_port(self, log_start: int) -> bool:
+        """What this start wrote to the log (it is appended to across starts) says an address
+        it was to listen on was taken."""
+        try:
+            with self.process.log_file.open("rb") as log:
+                log.seek(log_start)
+                written = log.read().decode(errors="replace")
+        except FileNotFoundError:
+            return False
+        return ADDRESS_IN_USE in written.lower()
 
     def stop(self, timeout: float = 30.0) -> InfoT | None:
         """Stop the server (SIGTERM, then SIGKILL after ``timeout``); where it listened, or None

@@ -80,3 +80,12 @@ def test_any_other_death_is_reported_at_once(settings):
     with pytest.raises(MeshError, match="the config is wrong"):
         server.ensure_started()
     assert server.launches == 1
+
+
+def test_a_taken_port_of_an_earlier_start_in_the_log_does_not_count(settings):
+    server = StandIn(settings, deaths=1, last_words="Exception: the config is wrong")
+    server.process.log_file.parent.mkdir(parents=True, exist_ok=True)
+    server.process.log_file.write_text(TAKEN + "\n")  # an earlier start's death, days ago
+    with pytest.raises(MeshError, match="the config is wrong"):
+        server.ensure_started()
+    assert server.launches == 1
