@@ -1,0 +1,1 @@
+"""Experiments on Spark alone (no broker): what a query shape costs, measured apart."""
