@@ -53,7 +53,7 @@ typecheck: $(STAMP) ## mypy on the library and the control plane
 compat: $(STAMP) ## Refuse schema versions that break backward or forward compatibility
 	$(BIN)/python -m shared.avro.compatibility schemas
 
-test: jars influxdb jaeger container-tools lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop; the mesh in containers)
+test: jars influxdb container-tools lint typecheck compat ## Run every test (unit, integration on real Kafka, Spark, InfluxDB; interop; the mesh in containers; Jaeger builds beside the first ones)
 	$(BIN)/pytest
 
 test-unit: $(STAMP) ## Only the fast tests that need no broker

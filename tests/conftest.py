@@ -205,32 +205,80 @@ def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]
 
 
 from shared.tracing.jaeger_api import BackendInfo  # noqa: E402  (the jaeger fixture's type)
+from testkit.jaeger_build import BackgroundBuild, needs_jaeger  # noqa: E402
+
+_JAEGER_BUILD = pytest.StashKey["BackgroundBuild"]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that need Jaeger go last, and Jaeger's build (when it is missing) starts in the
+    background now, at idle priority: testkit.jaeger_build says why."""
+    later = [item for item in items if _needs_jaeger(item)]
+    if not later:
+        return
+    items[:] = [item for item in items if item not in later] + later
+    if config.option.collectonly:
+        return
+    settings = Settings.from_env()
+    build = BackgroundBuild(settings, settings.cache / "jaeger" / "build.log")
+    config.stash[_JAEGER_BUILD] = build
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if build.start() and reporter is not None:
+        reporter.write_line(
+            f"building Jaeger in the background for the {len(later)} tests that need it "
+            f"(they run last; log: {build.log_file})"
+        )
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """The first test that needs Jaeger waits for its build here, before pytest-timeout's clock
+    for the test starts (this wrapper is outside pytest-timeout's): the wait is the build's,
+    not the test's. The ``jaeger_binary`` fixture then reports how the build ended."""
+    build = item.config.stash.get(_JAEGER_BUILD, None)
+    if build is not None and build.running() and _needs_jaeger(item):
+        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"waiting for Jaeger's build (log: {build.log_file}) ...")
+        build.wait()
+    yield
+
+
+def _needs_jaeger(item: pytest.Item) -> bool:
+    names = getattr(item, "fixturenames", ())
+    return needs_jaeger(names, {mark.name for mark in item.iter_markers()})
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    build = session.config.stash.get(_JAEGER_BUILD, None)
+    if build is not None:
+        build.stop()
 
 
 @pytest.fixture(scope="session")
-def jaeger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendInfo]:
+def jaeger_binary(request: pytest.FixtureRequest) -> None:
+    """Jaeger is installed: the background build has ended (or, when none was started, a build
+    has run now). If the build failed the tests fail with its message rather than skip."""
+    settings = Settings.from_env()
+    build = request.config.stash.get(_JAEGER_BUILD, None) or BackgroundBuild(
+        settings, settings.cache / "jaeger" / "build.log"
+    )
+    reason = build.wait()
+    if reason is not None:
+        pytest.fail(f"Jaeger is needed and could not be installed: {reason}")
+
+
+@pytest.fixture(scope="session")
+def jaeger(tmp_path_factory: pytest.TempPathFactory, jaeger_binary: None) -> Iterator[BackendInfo]:
     """A real Jaeger v2 (OTLP/HTTP in, UI and HTTP API out) on loopback, shared by the session.
 
-    When its binary is missing, ``python -m control.servers.jaeger_install`` builds it first (Go
-    and the Go module proxy are needed; a few minutes the first time, cached in .cache/); if
-    that fails the tests fail with its message rather than skip.
+    Its binary comes from the ``jaeger_binary`` fixture (built with Go from the Go module proxy
+    when missing: a few minutes the first time, cached in .cache/).
     """
-    import subprocess
-    import sys
-
     from control.servers.jaeger import LocalJaeger
-    from control.servers.jaeger_install import installed
 
     settings = Settings.from_env()
-    if installed(settings) is None:
-        result = subprocess.run(
-            [sys.executable, "-m", "control.servers.jaeger_install"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        if result.returncode != 0 or installed(settings) is None:
-            pytest.fail(f"Jaeger is needed and could not be installed: {result.stdout.strip()}")
     home = tmp_path_factory.mktemp("jaeger-home")
     backend = LocalJaeger(replace(settings, home=home), otlp_port=0, ui_port=0)
     info = backend.start()

@@ -12,7 +12,13 @@ has ``replace`` directives, which ``go install pkg@version`` refuses. So the mod
 (``go mod download``) and built from its folder in the module cache, where it is the main module
 and its ``replace`` directives apply: the same sources, the same dependency versions. The binary
 is built to a temporary name and renamed into place, so an interrupted build leaves nothing that
-looks installed.
+looks installed, and the whole build holds a lock file beside it, so a second build started
+meanwhile (``make demo`` beside ``make test``) waits for the first and then finds the binary.
+
+``--idle`` builds at the idle CPU priority (Linux's ``SCHED_IDLE``, inherited by Go's compiler
+processes): ``make test`` starts the build that way beside the tests that need no Jaeger, so the
+~8 minutes it takes on two cores come out of the CPU the tests leave unused instead of before
+the first test (``testkit.jaeger_build``).
 
 The binary does not embed the Jaeger UI's web assets: Jaeger's release process builds them with
 npm, the Go module carries only a placeholder page (v1.76.0, and v1.40.0 and v1.17.0 alike), and
@@ -25,13 +31,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from shared.errors import MeshError
@@ -116,10 +123,28 @@ def install(
     go = find_go(which)
     if go is None:
         raise JaegerInstallError(GO_MISSING)
-    run = run or _run
-    env = go_env(settings, version)
     target = binary_path(settings, version)
     target.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(target.parent):
+        built_meanwhile = installed(settings, version)
+        if built_meanwhile is not None:
+            return built_meanwhile
+        return _build(go, settings, version, target, run or _run)
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """Held for a whole build: one build of a version at a time, whoever started it."""
+    with (folder / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build(go: str, settings: Settings, version: str, target: Path, run: Runner) -> Path:
+    env = go_env(settings, version)
 
     download = run([go, "mod", "download", "-json", f"{MODULE}@{version}"], env, None)
     if download.returncode != 0:
@@ -173,10 +198,17 @@ def _run(
 
 def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = print) -> int:
     """0 when Jaeger is (now) installed, 1 with a one-line reason when it could not be."""
-    argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(
         prog="python -m control.servers.jaeger_install",
         description=f"Build the Jaeger v2 binary ({MODULE}@{VERSION}) into the cache.",
-    ).parse_args(argv)
+    )
+    parser.add_argument(
+        "--idle",
+        action="store_true",
+        help="build at the idle CPU priority: only with CPU time nothing else wants",
+    )
+    if parser.parse_args(argv).idle:
+        _take_idle_priority()
     settings = Settings.from_env()
     existing = installed(settings)
     if existing is not None:
@@ -191,6 +223,15 @@ def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = prin
         return 1
     say(f"Jaeger {VERSION} built in {time.monotonic() - started:.0f} s: {path}")
     return 0
+
+
+def _take_idle_priority() -> None:
+    """This process and the Go processes it starts run only when a core would be idle otherwise
+    (``SCHED_IDLE``; where that is refused, the lowest nice value)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(19)
 
 
 if __name__ == "__main__":

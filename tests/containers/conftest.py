@@ -49,7 +49,9 @@ def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def images(docker_client: Any) -> None:
+def images(docker_client: Any, jaeger_binary: None) -> None:
+    """The mesh's images, built from this checkout; ``mesh/jaeger`` copies the Jaeger binary,
+    which the ``jaeger_binary`` fixture makes sure of first."""
     try:
         ImageBuilder(Settings.from_env(), rebuild=True, say=lambda line: None).build_all()
     except ImageBuildError as error:
