@@ -136,3 +136,23 @@ def test_killing_the_supervisor_takes_the_child_down_too(tmp_path, supervisors):
     supervisor.wait(10)
     assert wait_gone(child, 10), "the orphaned child kept running"
     assert (tmp_path / "terminated").read_text() == "yes"
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(tmp_path, supervisors):
+    script = """
+    import pathlib, signal, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    (pathlib.Path(sys.argv[1]) / "ignoring").write_text("yes")
+    while True:
+        time.sleep(0.1)
+    """
+    supervisor = start_supervisor(tmp_path, script, "--stop-timeout", "2")
+    supervisors.append(supervisor)
+    child = wait_for(lambda: state(tmp_path).get("child_pid"), what="the child")
+    wait_for(lambda: (tmp_path / "ignoring").exists(), what="the child to ignore SIGTERM")
+
+    supervisor.send_signal(signal.SIGTERM)
+    assert supervisor.wait(20) == 0
+    assert wait_gone(child, 5)
+    assert "ignored SIGTERM: SIGKILL" in (tmp_path / "supervisor.log").read_text()
+    assert state(tmp_path)["state"] == "stopped"
