@@ -41,7 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from shared.disk_space import disk_space
+from shared.disk_space import DiskSpace, disk_space
 from shared.json_files import read_json, write_json_atomic
 
 _PR_SET_PDEATHSIG = 1
@@ -102,6 +102,8 @@ class Supervisor:
         self.stopping = False
         self.state_unwritable = False
         self.last_write_try = 0.0
+        #: The last time this child's run met MESH_HOME taking no writes (full, read-only).
+        self.disk_fault_seen: DiskSpace | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self.state: dict[str, Any] = {
             "state": "starting",
@@ -149,6 +151,8 @@ class Supervisor:
 
     def _start_child(self, started: float) -> None:
         self.child = subprocess.Popen(self.command, preexec_fn=_die_with_parent)
+        self.disk_fault_seen = None
+        self._watch_disk()
         self._update(state="running", child_pid=self.child.pid, child_started=started)
         self._log(f"started pid {self.child.pid}: {' '.join(self.command)}")
 
@@ -163,6 +167,7 @@ class Supervisor:
             code = wait_exit(self.child, 1.0)
             if code is not None:
                 return code
+            self._watch_disk()
             self._write_again()
             if deadline is not None and time.monotonic() > deadline:
                 self._log(f"child pid {self.child.pid} ignored SIGTERM: SIGKILL")
@@ -170,7 +175,9 @@ class Supervisor:
 
     def _reason(self, code: int, started: float) -> str:
         """The child's own last error if it wrote one during this run, else how it exited; and
-        when MESH_HOME takes no writes, that (the child could not write its error there)."""
+        when MESH_HOME takes no writes, or took none during this run, that (the child could not
+        write its error there). A job that met a full disk may die only after the disk came
+        back (a JVM takes seconds to exit): its reason still names the disk."""
         how = describe_exit(code)
         status = read_json(self.child_status) if self.child_status else None
         if status and status.get("last_error") and float(status.get("updated", 0)) >= started:
@@ -180,8 +187,17 @@ class Supervisor:
         except OSError:  # the disk is gone altogether: the exit says enough
             return how
         if space.blocks_writes:
-            how = f"{how} (its disk {space.text()})"
+            return f"{how} (its disk {space.text()})"
+        if self.disk_fault_seen is not None:
+            return f"{how} (its disk during this run: {self.disk_fault_seen.text()})"
         return how
+
+    def _watch_disk(self) -> None:
+        """Remember whether MESH_HOME takes no writes now, for this run's exit reason."""
+        with contextlib.suppress(OSError):
+            space = disk_space(self.state_file.parent)
+            if space.blocks_writes:
+                self.disk_fault_seen = space
 
     def _sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
