@@ -1,10 +1,12 @@
 """Seed 004's experiment, scaled to this machine: the aggregate counts every record, and shows
 the ones processed twice.
 
-200 000 transactions wait on an 8-partition topic. Instance 1 of a detector starts; instance 2
-joins when instance 1 has done about a quarter; instance 2 leaves (SIGTERM) or dies (SIGKILL)
-about half-way. Each instance reports its metrics every second to the mesh's `metrics` topic,
-and the Spark aggregator turns them into totals in a real InfluxDB. Once the input is drained:
+300 000 transactions wait on an 8-partition topic. Instance 1 of a detector starts; instances 2
+and 3 join when instance 1 has done about a fifth; once both have done some, instance 2 leaves
+(SIGTERM), and once instance 3 has done more after that, it dies (SIGKILL), with records still
+waiting.
+Each instance reports its metrics every second to the mesh's `metrics` topic, and the Spark
+aggregator turns them into totals in a real InfluxDB. Once the input is drained:
 
 - the total `records.in` count in InfluxDB equals the sum of the instances' last snapshots
   (the aggregation is exact, table semantics);
@@ -12,6 +14,10 @@ and the Spark aggregator turns them into totals in a real InfluxDB. Once the inp
   the commits that cover them);
 - the surplus (records processed twice after a rebalance or the kill) is printed and bounded;
 - each instance's own series in InfluxDB matches that instance's last snapshot.
+
+Both endings run in one experiment, one after the other, on one feed and one aggregator: each
+is still a membership change mid-run, and `make test` starts the aggregator's Spark query and
+produces the records once instead of twice.
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from detector_folders import write_detector
 from polling import wait_for
 
@@ -32,23 +37,22 @@ from testkit.influx_query import query
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
 
-RECORDS = 200_000
+RECORDS = 300_000
 PARTITIONS = 8
 BATCH = 2000
-#: Each membership change (join, leave, kill) can make each instance process at most one batch
-#: whose offsets were not committed yet a second time.
-SURPLUS_BOUND = 3 * 2 * BATCH
+#: Each membership change (two joins, a leave, a kill) can make each of the (at most three)
+#: instances then in the group process at most one batch whose offsets were not committed yet
+#: a second time.
+SURPLUS_BOUND = 4 * 3 * BATCH
 
-#: ~60 µs per record: one instance takes ~15 s for the lot, so instance 2 has time to join.
+#: ~60 µs per record: one instance takes ~20 s for the lot, so the others have time to join.
 SLOW_BODY = """
     time.sleep(0.00005)
     return []
 """
 
 
-@pytest.mark.parametrize("ending", ["sigterm", "sigkill"])
 def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
-    ending: str,
     private_mesh: Any,
     influxdb: Any,
     spark: Any,
@@ -105,16 +109,19 @@ def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
             return process, status
 
         first, first_status = instance(1)
-        first.wait_for_status(first_status, lambda s: s["records"] >= total // 4, timeout_s=120)
-        second, second_status = instance(2)
-        second.wait_for_status(second_status, lambda s: s["records"] >= total // 8, timeout_s=120)
-        done_before = _records(first_status) + _records(second_status)
-        if ending == "sigterm":
-            assert second.terminate() == 0
-        else:
-            second.kill()
-        # The fault happened mid-run: records were still waiting when instance 2 went.
-        assert done_before < total, f"instance 2 ended after the input was drained ({done_before})"
+        first.wait_for_status(first_status, lambda s: s["records"] >= total // 5, timeout_s=120)
+        (second, second_status), (third, third_status) = instance(2), instance(3)
+        second.wait_for_status(second_status, lambda s: s["records"] >= total // 30, timeout_s=120)
+        third.wait_for_status(third_status, lambda s: s["records"] >= total // 30, timeout_s=120)
+        left_at = sum(_records(path) for path in (first_status, second_status, third_status))
+        assert second.terminate() == 0
+        more = _records(third_status) + total // 30
+        third.wait_for_status(third_status, lambda s: s["records"] >= more, timeout_s=120)
+        killed_at = sum(_records(path) for path in (first_status, second_status, third_status))
+        third.kill()
+        # Both faults happened mid-run: records were still waiting when each instance went.
+        assert left_at < total, f"instance 2 left after the input was drained ({left_at})"
+        assert killed_at < total, f"instance 3 died after the input was drained ({killed_at})"
 
         group = f"{private_mesh.prefix}detector.{name}"
         wait_for(
@@ -126,7 +133,7 @@ def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
         assert first.terminate() == 0  # its last snapshot goes out at shutdown
 
         last = _last_snapshots(settings, private_mesh.topic("metrics"), f"detector.{name}")
-        assert len(last) == 2, f"expected snapshots of two instances, got {sorted(last)}"
+        assert len(last) == 3, f"expected snapshots of three instances, got {sorted(last)}"
         expected = sum(last.values())
 
         service = f"detector.{name}"
@@ -141,7 +148,7 @@ def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
 
         surplus = expected - total
         counts = ", ".join(f"{i.split('@')[0]} {n}" for i, n in sorted(last.items()))
-        print(f"\n{ending}: {total} records, aggregate {expected} ({counts}), twice: {surplus}")
+        print(f"\n{total} records, aggregate {expected} ({counts}), twice: {surplus}")
         assert expected >= total, f"records lost from the count: {total - expected}"
         assert surplus <= SURPLUS_BOUND
     finally:
