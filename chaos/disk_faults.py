@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_verdict
-from chaos.mounts import MountRefused, fill, make_read_only, mount_tmpfs, unmount
+from chaos.mounts import MountRefused, fill, make_read_only, mount_tmpfs, top_up, unmount
 from chaos.report import CaseResult
 from chaos.service_kill import halt_service
 from control.supervised_service import supervised_child
@@ -51,18 +51,21 @@ class Fault:
     #: what `mesh status` must say of MESH_HOME meanwhile, and the supervisor's exit reason
     status_word: str
     reason_words: str
-    #: make ``home`` take no writes; returns what gives it back
-    apply: Callable[[Path], Callable[[], None]]
+    #: make ``home`` take no writes; returns what keeps it so (called every 0.2 s while the fault
+    #: lasts) and what gives it back
+    apply: Callable[[Path], tuple[Callable[[], None], Callable[[], None]]]
 
 
-def _full(home: Path) -> Callable[[], None]:
+def _full(home: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """Full, and kept full: the dying job's JVM deletes ~10 MB of temporary files, and a disk
+    that had room again would let the restarts meet a different fault (or none)."""
     filler = fill(home)
-    return lambda: filler.unlink()
+    return (lambda: top_up(filler)), (lambda: filler.unlink())
 
 
-def _read_only(home: Path) -> Callable[[], None]:
+def _read_only(home: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     make_read_only(home)
-    return lambda: unmount(home)
+    return (lambda: None), (lambda: unmount(home))
 
 
 FULL = Fault("full", "FULL", "no space left", _full)
@@ -146,15 +149,15 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
     if child is None or child.pid is None:
         raise RuntimeError(f"no ingest job runs before the {fault.name} fault")
     routed_before = mesh.routed()
-    give_back = fault.apply(home)
+    keep, give_back = fault.apply(home)
     try:
         if not disk_space(home).blocks_writes:
             raise RuntimeError(f"the {fault.name} fault did not take: {disk_space(home).text()}")
         feed.send_slice()  # the job's next batch must write its checkpoint
-        died = mesh.process.wait_gone(child.pid, 120)
+        died = _holding(keep, 120, until=lambda: mesh.process.wait_gone(child.pid, 0.2))
         routed_at_death, delivered_at_death = mesh.routed(), feed.delivered
         status_line = _status_home_line(mesh.settings)
-        time.sleep(hold_s)
+        _holding(keep, hold_s)
         routed_in_fault = mesh.routed()
     finally:
         give_back()
@@ -169,6 +172,21 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
     mesh.wait_routed(feed.delivered, 300, f"routing after the {fault.name} disk came back")
     return _Outcome(died, status_line, routed_before, routed_at_death, delivered_at_death,
                     recover_s)  # fmt: skip
+
+
+def _holding(
+    keep: Callable[[], None], seconds: float, until: Callable[[], bool] | None = None
+) -> bool:
+    """Keep the fault for ``seconds`` (``keep`` every ~0.2 s), or until ``until`` holds (it may
+    take those 0.2 s itself); whether it held."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        keep()
+        if until is None:
+            time.sleep(0.2)
+        elif until():
+            return True
+    return until() if until is not None else False
 
 
 def _judge(mesh: IngestMesh, fault: Fault, outcome: _Outcome) -> list[str]:

@@ -60,7 +60,14 @@ def fill(folder: Path) -> Path:
         except OSError as error:
             if error.errno != errno.ENOSPC:
                 raise
-    # the last partial MiB: fill to the last block, so even a small write fails
+    top_up(filler)
+    return filler
+
+
+def top_up(filler: Path) -> None:
+    """Grow ``filler`` again until not even 4 KiB more fits: what others freed meanwhile (a
+    dying JVM deletes its temporary files, ~10 MB for Spark) is taken back, so the disk stays
+    full for as long as the fault is meant to last."""
     with filler.open("ab", buffering=0) as out:
         try:
             while True:
@@ -69,7 +76,6 @@ def fill(folder: Path) -> Path:
             if error.errno != errno.ENOSPC:
                 raise
     os.sync()
-    return filler
 
 
 def _mount(arguments: list[str]) -> None:
