@@ -53,7 +53,8 @@ def _millis(value: Any) -> int:
     return round(moment.timestamp() * 1000)
 
 
-def _read_lines(path: Path) -> list[dict[str, Any]]:
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a notification file so far (none if it is not there yet)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                settings.home / "notifier" / "notifications.jsonl"]  # fmt: skip
     deadline = time.monotonic() + args.timeout
     while True:
-        first = delivered(line for path in sources for line in _read_lines(path))
+        first = delivered(line for path in sources for line in read_lines(path))
         notified = {key: first[key] for key in planted if key in first}
         if len(notified) == len(planted) or time.monotonic() > deadline:
             break

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.latency_picture import BUCKET_S, buckets, text_rows, write_svg
+from bench.notified import wait_notified
 from bench.plain_feed import feed_plain
 from bench.process_cpu import cpu_table, snapshot
 from bench.result import Result, percentile
@@ -65,6 +66,8 @@ WARM_RATE, READY_TIMEOUT_S = 200, 300
 WARM_FRAUD = 0.05
 #: After a feed: how long the alert count must stand still, and the longest wait for it.
 QUIET_S, SETTLE_TIMEOUT_S = 10.0, 180.0
+#: The longest wait for a run's alerts to be notified once they settled (bench.notified).
+NOTIFY_SETTLE_S = 60.0
 #: How long the started mesh is watched idling, for the idle column of the CPU table.
 IDLE_S = 20.0
 
@@ -200,12 +203,14 @@ def _paced_run(
     name = f"e2e_{rate // 1000}k_{feed}"
     _draw(name, f"{name}: raw -> alert over the run ({delivered:,} records, "
           f"{len(hops.total):,} alerts)", hops)  # fmt: skip
+    notified = wait_notified(settings.home, feed_start_ms, len(hops.total), NOTIFY_SETTLE_S)
     routed = routed_written(settings)
     sustained = (routed_at_end - routed_before) / send_s
     parts = ", ".join(
         f"{hop} p50/p99/max {_ms(values, 50)}/{_ms(values, 99)}/{max(values, default=0):.0f}"
-        for hop, values in (("raw->records", hops.ingest), ("records->alert", hops.detector))
-    )
+        for hop, values in (("raw->records", hops.ingest), ("records->alert", hops.detector),
+                            (f"raw->notification of {len(notified)}", notified))
+    )  # fmt: skip
     return Result(
         name,
         routed - routed_before,
@@ -223,6 +228,10 @@ def _paced_run(
             "raw_to_records_p99_ms": percentile(hops.ingest, 99) or 0.0,
             "records_to_alert_p50_ms": percentile(hops.detector, 50) or 0.0,
             "records_to_alert_p99_ms": percentile(hops.detector, 99) or 0.0,
+            "raw_to_notification_p50_ms": percentile(notified, 50) or 0.0,
+            "raw_to_notification_p99_ms": percentile(notified, 99) or 0.0,
+            "raw_to_notification_max_ms": max(notified, default=0.0),
+            "notifications": float(len(notified)),
             "routed_per_s": sustained,
             "lag_at_feed_end": float(lag_at_end),
         },
