@@ -28,9 +28,11 @@ def notification_ms(lines: Iterable[dict[str, Any]], since_ms: int) -> list[floa
     return [ms for ms in delivered(run).values() if ms == ms]  # nan: no raw timestamp
 
 
-def wait_notified(home: Path, since_ms: int, expected: int, timeout_s: float) -> list[float]:
+def wait_notified(
+    home: Path, since_ms: int, expected: int, quiet_s: float, timeout_s: float
+) -> list[float]:
     """The run's raw -> notification times once ``expected`` alerts were notified, or once no
-    new one came for 10 s, or at ``timeout_s``."""
+    new one came for ``quiet_s``, or at ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     found: list[float] = []
     grew_at = time.monotonic()
@@ -40,7 +42,7 @@ def wait_notified(home: Path, since_ms: int, expected: int, timeout_s: float) ->
         if len(now) > len(found):
             grew_at = time.monotonic()
         found = now
-        quiet = time.monotonic() - grew_at > 10
+        quiet = time.monotonic() - grew_at > quiet_s
         if len(found) >= expected or quiet or time.monotonic() > deadline:
             return found
         time.sleep(1.0)

@@ -177,8 +177,8 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
 def _holding(
     keep: Callable[[], None], seconds: float, until: Callable[[], bool] | None = None
 ) -> bool:
-    """Keep the fault for ``seconds`` (``keep`` every ~0.2 s), or until ``until`` holds (it may
-    take those 0.2 s itself); whether it held."""
+    """Keep the fault for ``seconds``, ``keep`` every ~0.2 s; with ``until`` (which takes those
+    0.2 s itself) stop as soon as it holds. Whether it held."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         keep()
@@ -186,7 +186,7 @@ def _holding(
             time.sleep(0.2)
         elif until():
             return True
-    return until() if until is not None else False
+    return False
 
 
 def _judge(mesh: IngestMesh, fault: Fault, outcome: _Outcome) -> list[str]:

@@ -46,6 +46,11 @@ class BackgroundBuild:
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[Any] | None = None
 
+    @classmethod
+    def for_settings(cls, settings: Settings) -> BackgroundBuild:
+        """The build for ``settings``' cache, its log beside the binaries (.cache/jaeger/)."""
+        return cls(settings, settings.cache / "jaeger" / "build.log")
+
     def start(self) -> bool:
         """Start the build unless Jaeger is installed; whether a build was started."""
         if self._process is not None or installed(self.settings) is not None:

@@ -220,8 +220,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for item in items if item not in later] + later
     if config.option.collectonly:
         return
-    settings = Settings.from_env()
-    build = BackgroundBuild(settings, settings.cache / "jaeger" / "build.log")
+    build = BackgroundBuild.for_settings(Settings.from_env())
     config.stash[_JAEGER_BUILD] = build
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if build.start() and reporter is not None:
@@ -260,11 +259,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def jaeger_binary(request: pytest.FixtureRequest) -> None:
     """Jaeger is installed: the background build has ended (or, when none was started, a build
     has run now). If the build failed the tests fail with its message rather than skip."""
-    settings = Settings.from_env()
-    build = request.config.stash.get(_JAEGER_BUILD, None) or BackgroundBuild(
-        settings, settings.cache / "jaeger" / "build.log"
-    )
-    reason = build.wait()
+    build = request.config.stash.get(_JAEGER_BUILD, None)
+    reason = (build or BackgroundBuild.for_settings(Settings.from_env())).wait()
     if reason is not None:
         pytest.fail(f"Jaeger is needed and could not be installed: {reason}")
 

@@ -203,7 +203,9 @@ def _paced_run(
     name = f"e2e_{rate // 1000}k_{feed}"
     _draw(name, f"{name}: raw -> alert over the run ({delivered:,} records, "
           f"{len(hops.total):,} alerts)", hops)  # fmt: skip
-    notified = wait_notified(settings.home, feed_start_ms, len(hops.total), NOTIFY_SETTLE_S)
+    notified = wait_notified(
+        settings.home, feed_start_ms, len(hops.total), QUIET_S, NOTIFY_SETTLE_S
+    )
     routed = routed_written(settings)
     sustained = (routed_at_end - routed_before) / send_s
     parts = ", ".join(

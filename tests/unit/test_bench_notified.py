@@ -48,7 +48,9 @@ def test_waiting_returns_once_the_expected_alerts_are_notified(tmp_path: Path) -
         "".join(json.dumps(_audit(f"r{i}", 20_000, 20_000 + i)) + "\n" for i in range(3))
     )
 
-    assert sorted(wait_notified(tmp_path, since_ms=20_000, expected=3, timeout_s=30)) == [
+    assert sorted(
+        wait_notified(tmp_path, since_ms=20_000, expected=3, quiet_s=10, timeout_s=30)
+    ) == [
         0.0,
         1.0,
         2.0,
