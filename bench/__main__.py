@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bench.comparison import attach, comparison_table
 from bench.kafka_fixture import bench_cluster
 from bench.result import Result, append_json, table
 from bench.scenarios import SCENARIOS
@@ -47,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print()
     print(table(results))
+    compared = comparison_table(results)
+    if compared is not None:
+        print()
+        print(compared)
+    attach(results)
     command = "make bench" if not args.scenarios else f"python -m bench {' '.join(args.scenarios)}"
     path = append_json(results, PROJECT_ROOT / "bench-results", command)
     print(f"results appended to {path}")

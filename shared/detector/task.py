@@ -10,7 +10,7 @@ dead-letter. Kafka is not mentioned here: the caller passes topic and offset as 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -35,9 +35,14 @@ class RetryPolicy:
 class Outcome(NamedTuple):
     """What one record produced: alerts, or the error that stopped it, and the attempts made."""
 
-    alerts: list[dict[str, Any]]
+    alerts: Sequence[dict[str, Any]]
     error: BaseException | None
     attempts: int
+
+
+#: The outcome of most records, made once: nothing found at the first attempt (a record's own
+#: outcome would be an allocation per record on the runtime's hottest path).
+NOTHING_FOUND = Outcome((), None, 1)
 
 
 class Task:
@@ -69,8 +74,8 @@ class Task:
         if self._stateless:
             try:  # no state to track or undo: the common stateless case, kept short
                 result = self._detect(record, ctx)
-                if result is None:
-                    return Outcome([], None, 1)
+                if result is None or (result.__class__ is list and not result):
+                    return NOTHING_FOUND  # a detector's usual answer
                 return Outcome([result] if isinstance(result, dict) else list(result), None, 1)
             except RetriableError as exc:
                 if self._retry.retries < 1:
@@ -101,4 +106,6 @@ class Task:
                 state.rollback_record()
                 return Outcome([], exc, attempt + 1)
             state.commit_record()
+            if not alerts and attempt == 0:
+                return NOTHING_FOUND
             return Outcome(alerts, None, attempt + 1)

@@ -23,6 +23,7 @@ from shared.detector import (
     parse_manifest,
     run,
 )
+from shared.detector.task import NOTHING_FOUND
 
 RECORD = {"record_id": "r1", "customer_id": "c1", "event_time": 1_000, "amount": 5.0}
 MANIFEST = {
@@ -277,3 +278,27 @@ def test_a_retriable_error_is_tried_exactly_retries_plus_one_times(
     assert isinstance(outcome.error, RetriableError)
     assert len(calls) == outcome.attempts == retries + 1
     assert len(sleeps) == retries
+
+
+@pytest.mark.parametrize("answer", [None, [], (), {}])
+def test_every_way_of_finding_nothing_gives_no_alert(answer: Any) -> None:
+    """The runtime skips the alert path for the shared NOTHING_FOUND outcome; any other empty
+    answer must still come out as no alert (an empty dict is not an alert either: fit for the
+    dead-letter topic, not for silence)."""
+
+    @detector(name="quiet", version="1", inputs=["transactions"])
+    def quiet(record: dict[str, Any], ctx: Context) -> Any:
+        return answer
+
+    @detector(name="quiet_kv", version="1", inputs=["transactions"], state=[KeyValue("kv")])
+    def quiet_kv(record: dict[str, Any], ctx: Context) -> Any:
+        ctx.kv("kv").set(record["customer_id"], 1)
+        return answer
+
+    for declared in (quiet, quiet_kv):
+        outcome = Task(declared).process("transactions", RECORD, "t", 0)
+        assert outcome.error is None and outcome.attempts == 1
+        expected = [{}] if answer == {} else []
+        assert list(outcome.alerts) == expected
+        if answer is None or answer == []:
+            assert outcome is NOTHING_FOUND

@@ -17,6 +17,25 @@ def test_update_ns_and_update_ms_record_milliseconds(clock: FakeClock) -> None:
     assert (snapshot.min, snapshot.max) == (2.5, 7.5)
 
 
+def test_update_many_ns_records_each_duration_like_update_ns(clock: FakeClock) -> None:
+    one_by_one, batched = Timer(clock), Timer(clock)
+    durations = [1_000_000, 4_000_000, 2_500_000, -3]
+    for ns in durations:
+        one_by_one.update_ns(ns)
+    batched.update_many_ns(durations)
+    assert batched.count == one_by_one.count == 3
+    assert batched.snapshot() == one_by_one.snapshot()
+    assert batched.rates() == one_by_one.rates()
+
+
+def test_update_many_ns_of_nothing_records_nothing(clock: FakeClock) -> None:
+    timer = Timer(clock)
+    timer.update_many_ns([])
+    timer.update_many_ns([-1])
+    assert timer.count == 0
+    assert timer.snapshot().samples == 0
+
+
 def test_negative_durations_are_ignored(clock: FakeClock) -> None:
     timer = Timer(clock)
     timer.update_ms(-1.0)
