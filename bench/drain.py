@@ -44,7 +44,20 @@ def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, to
         "alerts": counters.alerts,
         "changelog": counters.changelog,
         "stateful": detector.stateful,
+        # What the state-at-scale scenario compares: restores done at assignment, and memory.
+        "restored": sum(r.applied for r in runner.restores),
+        "restore_s": sum(r.seconds for r in runner.restores),
+        "rss_mb": peak_rss_mb(),
     }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (VmHWM), in MiB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from bench.scenarios import (
     naive_loop,
     notifier,
     raw_pipe,
+    state_scale,
     tracing,
 )
 from shared.settings import Settings
@@ -29,6 +30,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "ingest_latency": ingest.run_latency,
     "naive_large_amount": naive_loop.run_naive_large_amount,
     **detectors.SCENARIOS,
+    "state_scale": state_scale.run_state_scale,
     "deploy": deploy.run_deploy,
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,

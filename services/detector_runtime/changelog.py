@@ -10,6 +10,7 @@ will be processed again and write it again. So reprocessed records never count t
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -153,7 +154,13 @@ def _source(headers: list[tuple[str, bytes]] | None) -> tuple[str, int]:
     topic, offset = "", -1
     for key, value in headers or ():
         if key == SOURCE_TOPIC:
-            topic = value.decode()
+            topic = _topic_name(value)
         elif key == SOURCE_OFFSET:
             offset = int(value)
     return topic, offset
+
+
+@functools.lru_cache(maxsize=64)
+def _topic_name(raw: bytes) -> str:
+    """A source topic's name; a changelog names the same few topics a million times."""
+    return raw.decode()

@@ -2,9 +2,10 @@
 
 State belongs to one *task*: the input partition number a record came from (inputs of a
 stateful detector are co-partitioned, so partition p of every input shares task p). It is held in
-memory: the reference detectors keep a few hundred bytes per active customer, so a partition with
-a million active customers is a few hundred MB; a RocksDB binding would add a native dependency
-and a disk to manage for no gain at this size (swap :class:`TaskState`'s dicts if that changes).
+memory, laid out for it: a window store keeps about 200 bytes per active customer (its key
+string, one small tuple of buckets, two index slots), so a million customers take about 200 MB
+of the instance's ~400 MB (docs/benchmarks.md, "State at scale", which also says where the rest
+goes); swap :class:`TaskState`'s dicts for an on-disk store if a detector outgrows that.
 
 Every write is remembered as *dirty*, together with the input record (topic, offset) that caused
 it. The runtime drains the dirty keys once per batch into the detector's compacted changelog
@@ -115,6 +116,29 @@ def encode_key(parts: tuple[Any, ...]) -> bytes:
 _plain = re.compile(r"[ !#-\[\]-~]*\Z").match
 
 
+def decode_key(key: bytes) -> list[Any]:
+    """The parts of a changelog key: the inverse of :func:`encode_key`.
+
+    A restore decodes every update of the changelog, a million or more after a busy hour, so
+    the window slot that :func:`encode_key` writes without JSON is read back without JSON too
+    (three times faster); anything else, or anything escaped, goes through ``json.loads``.
+    """
+    if key[:2] == b'["' and key[-1:] == b"]" and key.count(b'"') == 4 and b"\\" not in key:
+        store, sep, rest = key[2:-1].partition(b'","')
+        name, sep2, bucket = rest.rpartition(b'",')
+        if sep and sep2 and (bucket[1:] if bucket[:1] == b"-" else bucket).isdigit():
+            return [store.decode(), name.decode(), int(bucket)]
+    parts: list[Any] = json.loads(key)
+    return parts
+
+
+def decode_value(value: bytes) -> Any:
+    """A changelog value: a counter's digits directly, anything else as JSON."""
+    if value.isdigit():
+        return int(value)
+    return json.loads(value)
+
+
 class _Store:
     """Shared plumbing: dirty tracking and per-record undo, reported to the owning task."""
 
@@ -203,54 +227,75 @@ class KeyValueStore(_Store):
 class WindowStore(_Store):
     """Windowed sums per string key; see :class:`Window`.
 
-    Laid out key first (key -> bucket -> sum): a customer has a handful of live buckets, so the
-    windows around a record are computed from those few instead of probing every bucket slot.
-    A second index (bucket -> keys, and a heap of bucket starts) makes expiry cheap.
+    Laid out key first: a key's live buckets are one flat tuple ``(key, start, sum, start, sum,
+    ...)``, so the windows around a record are computed from its few buckets instead of probing
+    every bucket slot. The layout is chosen for memory, because a store may hold a million keys:
+    a tuple of one bucket takes 64 bytes where a dict took 232, bucket starts are shared int
+    objects (there are few distinct ones), and the expiry index (bucket -> keys, and a heap of
+    bucket starts) keeps plain lists of the one key object the tuple holds (every record brings
+    its own copy of the key string; keeping a second copy would cost 65 bytes a bucket). A
+    million keys of two buckets each take about 200 MB instead of 660 (docs/benchmarks.md,
+    "State at scale").
     """
 
-    __slots__ = ("_by_bucket", "_data", "_heap", "grace_ms", "hop_ms", "size_ms")
+    __slots__ = ("_by_bucket", "_data", "_heap", "_starts", "grace_ms", "hop_ms", "size_ms")
 
     def __init__(self, spec: Window, task: TaskState) -> None:
         super().__init__(spec.name, task)
         self.size_ms = spec.size_ms
         self.hop_ms = spec.hop
         self.grace_ms = spec.grace_ms
-        self._data: dict[str, dict[int, float]] = {}
-        self._by_bucket: dict[int, set[str]] = {}
+        #: key -> (key, bucket start, sum, bucket start, sum, ...), oldest bucket first
+        self._data: dict[str, tuple[Any, ...]] = {}
+        #: bucket start -> keys that got it (a key may repeat; expiry skips what is gone)
+        self._by_bucket: dict[int, list[str]] = {}
         self._heap: list[int] = []
+        #: bucket start -> the one int object every key's tuple shares for it
+        self._starts: dict[int, int] = {}
 
     def add(self, key: str, at: int, amount: float = 1) -> None:
         """Add ``amount`` (default 1: a counter) for ``key`` at event time ``at``."""
         if key.__class__ is not str:
             raise StateError(f"state {self.name}: keys are strings, got {type(key).__name__}")
         bucket = at - at % self.hop_ms
-        buckets = self._data.get(key)
-        if buckets is None:
-            buckets = self._data[key] = {}
-        old = buckets.get(bucket, _MISSING)
-        self._task._touched(self, (key, bucket), old)
-        if old is _MISSING:
-            self._index(key, bucket)
-            buckets[bucket] = amount
-        else:
-            buckets[bucket] = old + amount
+        held = self._data.get(key)
+        if held is not None:
+            for i in range(1, len(held), 2):
+                if held[i] == bucket:
+                    old = held[i + 1]
+                    self._task._touched(self, (held[0], bucket), old)
+                    self._data[key] = (*held[: i + 1], old + amount, *held[i + 2 :])
+                    return
+        self._task._touched(self, (key, bucket), _MISSING)
+        self._insert(key, held, bucket, amount)
 
-    def _index(self, key: str, bucket: int) -> None:
-        keys = self._by_bucket.get(bucket)
-        if keys is None:
-            keys = self._by_bucket[bucket] = set()
+    def _insert(self, key: str, held: tuple[Any, ...] | None, bucket: int, value: Any) -> None:
+        """Give ``key`` a bucket it does not hold yet, keeping its buckets in start order."""
+        if held is None:
+            held = (key,)
+        start = self._starts.get(bucket)
+        if start is None:
+            start = self._starts[bucket] = bucket
+            self._by_bucket[bucket] = [held[0]]
             heapq.heappush(self._heap, bucket)
-        keys.add(key)
+        else:
+            self._by_bucket[start].append(held[0])
+        i = len(held)
+        while i > 1 and held[i - 2] > bucket:
+            i -= 2
+        self._data[key] = (*held[:i], start, value, *held[i:])
 
     def _near(self, key: str, at: int) -> tuple[int, list[tuple[int, float]]]:
         """(start of the last window containing ``at``, the key's buckets those windows see)."""
         hop, size = self.hop_ms, self.size_ms
         last = at - at % hop
-        buckets = self._data.get(key)
-        if not buckets:
+        held = self._data.get(key)
+        if held is None:
             return last, []
         low, high = last - size + hop, last + size - hop
-        return last, [(b, v) for b, v in buckets.items() if low <= b <= high]
+        return last, [
+            (held[i], held[i + 1]) for i in range(1, len(held), 2) if low <= held[i] <= high
+        ]
 
     def windows(self, key: str, at: int) -> list[WindowValue]:
         """Every window containing event time ``at``, oldest first (one if tumbling)."""
@@ -280,34 +325,46 @@ class WindowStore(_Store):
         return max(sum(v for b, v in near if start <= b < start + size) for start in starts)
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._data.values())
+        return (sum(len(held) for held in self._data.values()) - len(self._data)) // 2
 
     def items(self) -> Iterator[tuple[tuple[str, int], float]]:
         """((key, bucket start), sum) of every bucket held."""
-        for key, buckets in self._data.items():
-            for bucket, value in sorted(buckets.items()):
-                yield (key, bucket), value
+        for key, held in self._data.items():
+            for i in range(1, len(held), 2):
+                yield (key, held[i]), held[i + 1]
 
     # runtime side ---------------------------------------------------------------------------
+    def _get(self, key: str, bucket: int) -> Any:
+        held = self._data.get(key, ())
+        for i in range(1, len(held), 2):
+            if held[i] == bucket:
+                return held[i + 1]
+        return None
+
     def _set(self, key: str, bucket: int, value: Any) -> None:
-        if value is _MISSING or value is None:
-            buckets = self._data.get(key)
-            if buckets is not None:
-                buckets.pop(bucket, None)
-                if not buckets:
+        """Put ``value`` in the bucket (undo, restore); None or _MISSING removes it."""
+        held = self._data.get(key)
+        gone = value is _MISSING or value is None
+        if held is not None:
+            for i in range(1, len(held), 2):
+                if held[i] != bucket:
+                    continue
+                if not gone:
+                    self._data[key] = (*held[: i + 1], value, *held[i + 2 :])
+                elif len(held) > 3:
+                    self._data[key] = (*held[:i], *held[i + 2 :])
+                else:
                     del self._data[key]
-            return
-        buckets = self._data.setdefault(key, {})
-        if bucket not in buckets:
-            self._index(key, bucket)
-        buckets[bucket] = value
+                return
+        if not gone:
+            self._insert(key, held, bucket, value)
 
     def _undo(self, slot: tuple[str, int], old: Any) -> None:
         self._set(slot[0], slot[1], old)
 
     def _encoded(self, slot: tuple[str, int]) -> tuple[bytes, bytes | None]:
         key, bucket = slot
-        value = self._data.get(key, {}).get(bucket)
+        value = self._get(key, bucket)
         encoded = None if value is None else _dump(value, self.name)
         return encode_key((self.name, key, bucket)), encoded
 
@@ -320,12 +377,17 @@ class WindowStore(_Store):
         heap, data = self._heap, self._data
         while heap and heap[0] <= horizon:
             bucket = heapq.heappop(heap)
+            self._starts.pop(bucket, None)
             for key in self._by_bucket.pop(bucket, ()):
-                buckets = data.get(key)
-                if buckets is None or bucket not in buckets:
+                held = data.get(key)
+                # Buckets are in start order and older ones expired first: if the key still
+                # holds this one, it is its first.
+                if held is None or held[1] != bucket:
                     continue
-                value = buckets.pop(bucket)
-                if not buckets:
+                value = held[2]
+                if len(held) > 3:
+                    data[key] = (key, *held[3:])
+                else:
                     del data[key]
                 self._task._touched(self, (key, bucket), value, undoable=False)
 
@@ -409,11 +471,11 @@ class TaskState:
 
     def restore(self, key: bytes, value: bytes | None) -> None:
         """Apply one changelog update (the caller filters by committed offset)."""
-        parts = json.loads(key)
+        parts = decode_key(key)
         store = self.stores.get(parts[0])
         if store is None:  # a store the detector no longer declares
             return
-        store._restore(parts, None if value is None else json.loads(value))
+        store._restore(parts, None if value is None else decode_value(value))
 
     def snapshot(self) -> dict[str, dict[Any, Any]]:
         """Every store's live content, for tests and the harness."""

@@ -1,0 +1,127 @@
+"""State at scale: ``velocity`` holding a million customers at once, and coming back from it.
+
+The seeds' platform lost its stateful jobs to memory and to restores that took longer than the
+outage (seeds 003 and 005); this scenario measures both for the runtime's state. The feed has
+2 000 000 transactions of 1 000 000 distinct customers, each customer twice, all within one
+minute of event time: no bucket expires during the run, so the instance ends holding every
+customer's windows, about 1.5 buckets each, and writes each of them to its changelog.
+
+Three figures, each from a process of its own (``python -m bench.drain``), so the resident
+memory is the runtime's and not the benchmark's:
+
+- the drain: records/s and peak resident memory with the state built from nothing;
+- the restore: a second instance of the same group takes every partition, replays the changelog
+  (it holds the state of the whole run) and processes a few new records; its restore time and
+  peak resident memory are the price of a crash or a rebalance at this size;
+- Kafka Streams' hopping windowed count (RocksDB) over the same topic, when the peer is built:
+  the drain and, with the same application id, its own restore.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+
+from bench.kafka_fixture import create_topic
+from bench.result import Result
+from shared.settings import PROJECT_ROOT, Settings
+
+CUSTOMERS = 1_000_000
+RECORDS = 2 * CUSTOMERS
+PARTITIONS = 8
+#: Event time of the first record; the feed spans EVENT_SPAN_MS after it.
+START_MS = 1_790_000_000_000
+EVENT_SPAN_MS = 60_000
+#: Records sent after the drain so the restoring instance has something to process and stop on.
+LATE_RECORDS = 64
+
+
+def transactions(first: int, count: int) -> Iterator[tuple[bytes, dict]]:
+    """(key, transaction) for record numbers ``first .. first+count``: customer ``i mod
+    CUSTOMERS``, event times spread evenly over EVENT_SPAN_MS."""
+    for i in range(first, first + count):
+        customer = f"cus_{i % CUSTOMERS:012d}"
+        yield (
+            customer.encode(),
+            {
+                "record_id": f"txn_{i:016x}",
+                "customer_id": customer,
+                "event_time": START_MS + i * EVENT_SPAN_MS // RECORDS,
+                "amount": 10.0 + i % 400,
+                "currency": "USD",
+                "merchant_id": f"mer_{i % 5000:06d}",
+                "country": "US",
+                "channel": "ecom",
+                "card_last4": None,
+                "mcc": "5814",
+                "ip": None,
+                "device_id": None,
+                "description": None,
+                "ingest_time": None,
+                "merchant_name": None,
+                "attributes": {},
+            },
+        )
+
+
+def produce(settings: Settings, topic: str, first: int, count: int) -> None:
+    """Encode and send records ``first .. first+count`` to ``topic``."""
+    from confluent_kafka import Producer
+
+    from shared.avro import AvroSerializer
+    from shared.kafka.backpressure import produce_waiting
+    from shared.kafka.config import producer_config
+
+    encode = AvroSerializer("transaction").encode
+    producer = Producer(producer_config(settings, **{"linger.ms": 20}))
+    for key, record in transactions(first, count):
+        produce_waiting(producer, topic, encode(record), key)
+    if producer.flush(120):
+        raise RuntimeError(f"the state-scale feed was not acknowledged within 120 s ({topic})")
+
+
+def drain_process(settings: Settings, inputs: dict[str, str], prefix: str, total: int) -> dict:
+    """``python -m bench.drain`` for velocity: its figures (see bench/drain.py)."""
+    command = [sys.executable, "-m", "bench.drain", settings.bootstrap_servers, "velocity",
+               json.dumps(inputs), prefix, str(total)]  # fmt: skip
+    out = subprocess.run(
+        command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1200, check=False
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"bench.drain failed ({out.returncode}): {out.stderr[-2000:]}")
+    figures: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def run_state_scale(settings: Settings) -> list[Result]:
+    """The runtime's drain and restore rows (and Kafka Streams' when its peer builds)."""
+    topic = create_topic(settings, "state-scale", PARTITIONS)
+    produce(settings, topic, 0, RECORDS)
+    prefix = f"bench.state.{uuid.uuid4().hex[:8]}."
+    for suffix in ("alerts", "detectors.dlq"):
+        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    inputs = {"transactions": topic}
+    drained = drain_process(settings, inputs, prefix, RECORDS)
+    produce(settings, topic, RECORDS, LATE_RECORDS)
+    restored = drain_process(settings, inputs, prefix, LATE_RECORDS)
+    return [
+        Result(
+            "state_velocity_1m",
+            drained["records"],
+            drained["seconds"],
+            notes=f"runtime, 1M customers held, peak RSS {drained['rss_mb']:.0f} MB, "
+            f"{drained['changelog']} changelog writes",
+            extra={"rss_mb": drained["rss_mb"], "changelog": drained["changelog"]},
+        ),
+        Result(
+            "state_velocity_restore",
+            restored["restored"],
+            restored["restore_s"],
+            notes=f"changelog updates applied/s; restore {restored['restore_s']:.1f} s, "
+            f"peak RSS {restored['rss_mb']:.0f} MB",
+            extra={"rss_mb": restored["rss_mb"], "restore_s": restored["restore_s"]},
+        ),
+    ]
