@@ -12,7 +12,9 @@ Both are confluent-kafka style callables, ``serializer(value, ctx) -> bytes`` an
 Everything that can be computed before the first record is: schemas are parsed once by the
 catalogue, the 10-byte header is prebuilt, and the deserializer decides up front, per writer
 fingerprint, whether it can resolve it (with :mod:`shared.avro.resolution`) and with which
-pair of schemas. Per message that leaves one dict lookup, one fastavro call and a length check.
+pair of schemas. Per message that leaves one dict lookup and one decoder call: the compiled
+decoder (:mod:`shared.avro.compiled`) when the writer is the reader's own version, else fastavro
+and a length check.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from fastavro import schemaless_reader, schemaless_writer
 from fastavro.validation import validate
 
 from shared.avro.catalogue import Catalogue, SchemaVersion, load_catalogue
+from shared.avro.compiled import CompiledDecode, DecodeFailure, compiled_decoder
 from shared.avro.errors import (
     CorruptRecordError,
     DecodeError,
@@ -37,8 +40,9 @@ from shared.avro.single_object import HEADER_SIZE, header, read_fingerprint
 
 #: A decoded record: field name -> value (timestamps as int epoch milliseconds).
 Record = dict[str, Any]
-#: (writer schema, reader schema or None when they are the same) for fastavro.
-_Plan = tuple[dict[str, Any], dict[str, Any] | None]
+#: (writer schema, reader schema or None when they are the same) for fastavro, and the compiled
+#: decoder when writer and reader are the same and it is available.
+_Plan = tuple[dict[str, Any], dict[str, Any] | None, CompiledDecode | None]
 
 
 class AvroSerializer:
@@ -124,7 +128,8 @@ class AvroDeserializer:
         self._catalogue = catalogue
         for writer in catalogue:
             if writer.fingerprint == reader.fingerprint:
-                self._plans[writer.fingerprint] = (writer.codec_schema, None)
+                compiled = compiled_decoder(writer.canonical_form)
+                self._plans[writer.fingerprint] = (writer.codec_schema, None, compiled)
                 continue
             problems = check_compatibility(reader.parsed, writer.parsed, root=reader.name)
             if problems:
@@ -134,7 +139,7 @@ class AvroDeserializer:
                     problems,
                 )
             else:
-                self._plans[writer.fingerprint] = (writer.codec_schema, reader.codec_schema)
+                self._plans[writer.fingerprint] = (writer.codec_schema, reader.codec_schema, None)
 
     def decode(self, message: bytes) -> Record:
         """The record in ``message``, resolved to the reader schema; raises DecodeError."""
@@ -142,6 +147,15 @@ class AvroDeserializer:
         plan = self._plans.get(fingerprint)
         if plan is None:
             raise self._no_plan(fingerprint)
+        compiled = plan[2]
+        if compiled is not None and message.__class__ is bytes:
+            try:
+                return compiled(message, HEADER_SIZE)
+            except DecodeFailure as exc:
+                raise CorruptRecordError(
+                    f"undecodable {self._writer_label(fingerprint)} body "
+                    f"({len(message) - HEADER_SIZE} bytes): {exc}"
+                ) from exc
         body = BytesIO(message)
         body.seek(HEADER_SIZE)
         try:

@@ -37,13 +37,6 @@ def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
     return config
 
 
-#: How much a consumer fetches ahead of what it has handed out. librdkafka's defaults (100 000
-#: messages per partition, up to 64 MiB of payload) hold ~250 MB of small records in its own
-#: per-message structures when a backlog waits; a quarter of that keeps a 2 000-record batch
-#: ready many times over (docs/benchmarks.md, "State at scale").
-PREFETCH = {"queued.min.messages": 10_000, "queued.max.messages.kbytes": 16_384}
-
-
 def consumer_config(settings: Settings, group_id: str, **overrides: Any) -> dict[str, Any]:
     """A consumer that commits only when told to and rebalances incrementally."""
     config: dict[str, Any] = {
@@ -53,7 +46,6 @@ def consumer_config(settings: Settings, group_id: str, **overrides: Any) -> dict
         "auto.offset.reset": "earliest",
         "partition.assignment.strategy": "cooperative-sticky",
         "enable.partition.eof": False,
-        **PREFETCH,
         **client_security(settings),
     }
     config.update(overrides)

@@ -20,12 +20,24 @@ from shared.avro import (
     UnknownFingerprintError,
     load_catalogue,
 )
+from shared.avro.compiled import CHOICE_VARIABLE, available
 from shared.avro.single_object import HEADER_SIZE, frame
 from testkit.avro_examples import example_names, examples
 
 CATALOGUE = load_catalogue()
 VERSIONS = list(CATALOGUE)
 PAIRS = [pair for name in CATALOGUE.names() for pair in pairwise(CATALOGUE.versions(name))]
+
+
+@pytest.fixture(autouse=True, params=["compiled", "fastavro"])
+def decoder_choice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each decoder: the compiled one (where it is built) and fastavro,
+    which keeps decoding writers of other versions (shared/avro/compiled.py)."""
+    if request.param == "fastavro":
+        monkeypatch.setenv(CHOICE_VARIABLE, "fastavro")
+    elif not available():
+        pytest.skip("the compiled decoder is not built: make venv builds it (needs cargo)")
+    return str(request.param)
 
 
 def _ids(sv: SchemaVersion) -> str:
