@@ -36,25 +36,29 @@ SOURCE_OFFSET = "mesh.source.offset"
 def write_changes(
     producer: Any, topic: str, partition: int, changes: list[Change], tracker: DeliveryTracker
 ) -> int:
-    """Produce ``changes`` to ``topic[partition]``; returns how many were sent."""
-    produce = producer.produce
+    """Produce ``changes`` to ``topic[partition]``; returns how many were sent.
+
+    ``producer`` reports failed deliveries only (``delivery.report.only.error``): the commit's
+    flush is what says every update was acknowledged, :meth:`DeliveryTracker.on_error` what says
+    one was not."""
+    produce, failed = producer.produce, tracker.on_error
     for change in changes:
-        headers = [(SOURCE_TOPIC, change.topic.encode()), (SOURCE_OFFSET, b"%d" % change.offset)]
+        headers = [(SOURCE_TOPIC, _topic_bytes(change.topic)),
+                   (SOURCE_OFFSET, b"%d" % change.offset)]  # fmt: skip
         while True:
             try:
-                produce(
-                    topic,
-                    change.value,
-                    change.key,
-                    partition=partition,
-                    headers=headers,
-                    on_delivery=tracker,
-                )
+                produce(topic, change.value, change.key, partition=partition,
+                        headers=headers, on_delivery=failed)  # fmt: skip
                 break
             except BufferError:
                 producer.poll(0.05)
-        tracker.sent()
     return len(changes)
+
+
+@functools.lru_cache(maxsize=64)
+def _topic_bytes(name: str) -> bytes:
+    """A source topic's name as a header value, encoded once (every update carries one)."""
+    return name.encode()
 
 
 @dataclass

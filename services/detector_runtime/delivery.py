@@ -34,6 +34,14 @@ class DeliveryTracker:
         if err is not None and self.first_error is None:
             self.first_error = f"{msg.topic()}: {err}"
 
+    def on_error(self, err: Any, msg: Any) -> None:
+        """``on_delivery`` for a producer with ``delivery.report.only.error``: it reports
+        failures only, so its messages are not counted in :attr:`pending`; :meth:`wait`'s flush
+        says whether they are all acknowledged (a Python call per acknowledged changelog update
+        cost the stateful runtime ~1 µs a record)."""
+        if err is not None and self.first_error is None:
+            self.first_error = f"{msg.topic()}: {err}"
+
     def wait(self, producers: Sequence[Any], timeout_s: float) -> None:
         """Block until every message sent so far (through any of ``producers``) is
         acknowledged, or raise DeliveryFailed."""

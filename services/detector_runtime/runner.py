@@ -139,6 +139,8 @@ class Runner:
                 **{
                     "client.id": f"{config.instance_id}-state",
                     "linger.ms": max(5, round(config.commit_interval_s * 1000)),
+                    # Only failures call back; the commit's flush accounts for the rest.
+                    "delivery.report.only.error": True,
                 },
             )
         )
