@@ -112,7 +112,7 @@ def fetch(b: Bundle, settings: Settings, *, force: bool = False) -> Path:
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            raise JarCacheError(_explain_maven_failure(b, result.stdout + result.stderr))
+            raise JarCacheError(explain_maven_failure(b, result.stdout + result.stderr))
         (staging / STAMP).write_text(_pom_hash(b.pom) + "\n")
         if folder.exists():
             shutil.rmtree(folder)
@@ -121,7 +121,7 @@ def fetch(b: Bundle, settings: Settings, *, force: bool = False) -> Path:
     return folder
 
 
-def _explain_maven_failure(b: Bundle, output: str) -> str:
+def explain_maven_failure(b: Bundle, output: str) -> str:
     errors = [line for line in output.splitlines() if "[ERROR]" in line and len(line) > 10]
     first = errors[0].split("[ERROR]", 1)[1].strip() if errors else output.strip()[-300:]
     if any(s in output for s in ("Unknown host", "Could not transfer", "Connection refused")):
