@@ -21,9 +21,9 @@ which writes tombstones to the changelog.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -106,14 +106,29 @@ class Change(NamedTuple):
 
 
 def encode_key(parts: tuple[Any, ...]) -> bytes:
-    """The changelog key of a slot: a JSON array (store, key[, bucket])."""
-    if len(parts) == 3 and _plain(parts[0]) and _plain(parts[1]):
-        return b'["%s","%s",%d]' % (parts[0].encode(), parts[1].encode(), parts[2])
+    """The changelog key of a slot: a JSON array (store, key[, bucket]).
+
+    A window slot of plain text (ids, names) is written without JSON: one per state change,
+    and the JSON encoder cost a stateful detector ~1 µs of its ~25 a record."""
+    if len(parts) == 3:
+        store, key, bucket = parts
+        prefix = _plain_prefix(store)
+        if prefix is not None and key.__class__ is str and _is_plain(key):
+            return b'%s%s",%d]' % (prefix, key.encode(), bucket)
     return json.dumps(parts, separators=(",", ":")).encode()
 
 
-#: Printable ASCII without quote and backslash: text that JSON writes as it is (ids, names).
-_plain = re.compile(r"[ !#-\[\]-~]*\Z").match
+def _is_plain(text: str) -> bool:
+    """Printable ASCII without quote and backslash: text that JSON writes as it is."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_prefix(store: Any) -> bytes | None:
+    """``["store","`` for a plain store name (there are a few per detector), else None."""
+    if store.__class__ is not str or not _is_plain(store):
+        return None
+    return b'["%s","' % store.encode()
 
 
 def decode_key(key: bytes) -> list[Any]:
