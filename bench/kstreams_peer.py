@@ -154,8 +154,12 @@ def run(
     output_topic: str,
     count: int,
     timeout_s: float = 600,
+    application_id: str | None = None,
 ) -> dict[str, Any]:
-    """Build if needed, run the peer over ``count`` records of ``input_topic``; its figures."""
+    """Build if needed, run the peer over ``count`` records of ``input_topic``; its figures.
+
+    ``application_id`` names the Kafka Streams application instead of a new one per run: a
+    second run with the same name restores the first one's state from its changelog."""
     if mode not in MODES:
         raise StreamsPeerError(f"unknown Kafka Streams peer mode {mode!r}; known: {MODES}")
     if client_security(settings):
@@ -165,6 +169,8 @@ def run(
         )
     folder = build(settings)
     args = command(folder, settings, mode, input_topic, output_topic, count)
+    if application_id is not None:
+        args.insert(1, f"-Dmesh.bench.applicationId={application_id}")
     returncode, stdout, stderr = _run_process(args, timeout_s)
     if returncode is None:
         raise StreamsPeerError(

@@ -13,8 +13,8 @@ memory is the runtime's and not the benchmark's:
 - the restore: a second instance of the same group takes every partition, replays the changelog
   (it holds the state of the whole run) and processes a few new records; its restore time and
   peak resident memory are the price of a crash or a rebalance at this size;
-- Kafka Streams' hopping windowed count (RocksDB) over the same topic, when the peer is built:
-  the drain and, with the same application id, its own restore.
+- Kafka Streams' hopping windowed count (RocksDB) over the same topic: the drain and, a second
+  run of the same application into an empty state folder, its own restore.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -32,16 +33,16 @@ from shared.settings import PROJECT_ROOT, Settings
 CUSTOMERS = 1_000_000
 RECORDS = 2 * CUSTOMERS
 PARTITIONS = 8
-#: Event time of the first record; the feed spans EVENT_SPAN_MS after it.
-START_MS = 1_790_000_000_000
+#: The feed spans this much event time, ending about when it is made: near the wall clock, so
+#: Kafka Streams' changelogs (time-retained as well as compacted) keep what it restores.
 EVENT_SPAN_MS = 60_000
 #: Records sent after the drain so the restoring instance has something to process and stop on.
 LATE_RECORDS = 64
 
 
-def transactions(first: int, count: int) -> Iterator[tuple[bytes, dict]]:
+def transactions(first: int, count: int, start_ms: int) -> Iterator[tuple[bytes, dict]]:
     """(key, transaction) for record numbers ``first .. first+count``: customer ``i mod
-    CUSTOMERS``, event times spread evenly over EVENT_SPAN_MS."""
+    CUSTOMERS``, event times from ``start_ms`` spread evenly over EVENT_SPAN_MS."""
     for i in range(first, first + count):
         customer = f"cus_{i % CUSTOMERS:012d}"
         yield (
@@ -49,7 +50,7 @@ def transactions(first: int, count: int) -> Iterator[tuple[bytes, dict]]:
             {
                 "record_id": f"txn_{i:016x}",
                 "customer_id": customer,
-                "event_time": START_MS + i * EVENT_SPAN_MS // RECORDS,
+                "event_time": start_ms + i * EVENT_SPAN_MS // RECORDS,
                 "amount": 10.0 + i % 400,
                 "currency": "USD",
                 "merchant_id": f"mer_{i % 5000:06d}",
@@ -67,7 +68,7 @@ def transactions(first: int, count: int) -> Iterator[tuple[bytes, dict]]:
         )
 
 
-def produce(settings: Settings, topic: str, first: int, count: int) -> None:
+def produce(settings: Settings, topic: str, first: int, count: int, start_ms: int) -> None:
     """Encode and send records ``first .. first+count`` to ``topic``."""
     from confluent_kafka import Producer
 
@@ -77,7 +78,7 @@ def produce(settings: Settings, topic: str, first: int, count: int) -> None:
 
     encode = AvroSerializer("transaction").encode
     producer = Producer(producer_config(settings, **{"linger.ms": 20}))
-    for key, record in transactions(first, count):
+    for key, record in transactions(first, count, start_ms):
         produce_waiting(producer, topic, encode(record), key)
     if producer.flush(120):
         raise RuntimeError(f"the state-scale feed was not acknowledged within 120 s ({topic})")
@@ -99,15 +100,16 @@ def drain_process(settings: Settings, inputs: dict[str, str], prefix: str, total
 def run_state_scale(settings: Settings) -> list[Result]:
     """The runtime's drain and restore rows (and Kafka Streams' when its peer builds)."""
     topic = create_topic(settings, "state-scale", PARTITIONS)
-    produce(settings, topic, 0, RECORDS)
+    start_ms = int(time.time() * 1000) - EVENT_SPAN_MS
+    produce(settings, topic, 0, RECORDS, start_ms)
     prefix = f"bench.state.{uuid.uuid4().hex[:8]}."
     for suffix in ("alerts", "detectors.dlq"):
         create_topic(settings, "", PARTITIONS, name=prefix + suffix)
     inputs = {"transactions": topic}
     drained = drain_process(settings, inputs, prefix, RECORDS)
-    produce(settings, topic, RECORDS, LATE_RECORDS)
+    produce(settings, topic, RECORDS, LATE_RECORDS, start_ms)
     restored = drain_process(settings, inputs, prefix, LATE_RECORDS)
-    return [
+    rows = [
         Result(
             "state_velocity_1m",
             drained["records"],
@@ -123,5 +125,37 @@ def run_state_scale(settings: Settings) -> list[Result]:
             notes=f"changelog updates applied/s; restore {restored['restore_s']:.1f} s, "
             f"peak RSS {restored['rss_mb']:.0f} MB",
             extra={"rss_mb": restored["rss_mb"], "restore_s": restored["restore_s"]},
+        ),
+    ]
+    return rows + kstreams_rows(settings, topic, start_ms)
+
+
+def kstreams_rows(settings: Settings, topic: str, start_ms: int) -> list[Result]:
+    """Kafka Streams' hopping count (the runtime's windows, RocksDB) over the same topic, then a
+    second run of the same application into an empty state folder: its restore."""
+    from bench.kstreams_peer import run
+
+    application = f"bench-state-kstreams-{uuid.uuid4().hex[:8]}"
+    sink = create_topic(settings, "state-kstreams-alerts", PARTITIONS)
+    drained = run(settings, "hopping_count", topic, sink, RECORDS, 1200, application)
+    # New records for the second run to stop on: the first may have read the runtime's late ones.
+    produce(settings, topic, RECORDS + LATE_RECORDS, LATE_RECORDS, start_ms)
+    restored = run(settings, "hopping_count", topic, sink, LATE_RECORDS, 1200, application)
+    return [
+        Result(
+            "kstreams_state_1m",
+            drained["records"],
+            drained["seconds"] + drained.get("close_seconds", 0.0),
+            notes=f"Kafka Streams hopping 60 s/5 s count, 1M customers, RocksDB, peak RSS "
+            f"{drained['rss_mb']:.0f} MB",
+            extra={"rss_mb": drained["rss_mb"]},
+        ),
+        Result(
+            "kstreams_state_restore",
+            restored.get("restored", 0),
+            restored.get("restore_seconds", 0.0),
+            notes=f"changelog records restored/s; restore {restored.get('restore_seconds', 0):.1f}"
+            f" s, peak RSS {restored['rss_mb']:.0f} MB",
+            extra={"rss_mb": restored["rss_mb"]},
         ),
     ]

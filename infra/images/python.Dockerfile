@@ -6,9 +6,14 @@ ARG BASE=mesh/base:bookworm
 # The virtualenv is built in its own stage: the CA bundle pip needs here never reaches the image.
 FROM ${BASE} AS venv
 COPY .cache/images/python-build/requirements.txt .cache/images/python-build/build-ca.crt /tmp/build/
+# The compiled Avro decoder's wheel, built on the host by `make images` (none without cargo).
+COPY .cache/images/python-build/wheels/ /tmp/build/wheels/
 RUN python3 -m venv /opt/mesh/venv \
  && PIP_CERT=/tmp/build/build-ca.crt /opt/mesh/venv/bin/pip install --quiet --no-cache-dir \
-      --disable-pip-version-check --no-deps -r /tmp/build/requirements.txt
+      --disable-pip-version-check --no-deps -r /tmp/build/requirements.txt \
+ && for wheel in /tmp/build/wheels/*.whl; do [ -e "$wheel" ] || continue; \
+      /opt/mesh/venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check \
+        --no-deps "$wheel"; done
 
 FROM ${BASE}
 ENV PATH=/opt/mesh/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin \

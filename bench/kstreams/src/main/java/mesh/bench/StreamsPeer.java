@@ -74,6 +74,8 @@ public final class StreamsPeer {
                 new KafkaStreams(
                         Topologies.build(mode, args[2], args[3], schema, thresholds, progress),
                         config(mode, args[1], stateDir));
+        RestoreTimer restores = new RestoreTimer();
+        streams.setGlobalStateRestoreListener(restores);
         streams.setUncaughtExceptionHandler(
                 error -> {
                     progress.fail(error);
@@ -95,7 +97,8 @@ public final class StreamsPeer {
                             + " s: its alerts may not all be written");
             return 1;
         }
-        System.out.println(resultLine(mode, progress, closeSeconds, PeakMemory.megabytes()));
+        System.out.println(
+                resultLine(mode, progress, closeSeconds, PeakMemory.megabytes(), restores));
         return 0;
     }
 
@@ -106,9 +109,14 @@ public final class StreamsPeer {
     static Properties config(Mode mode, String bootstrap, Path stateDir) {
         Properties p = new Properties();
         // A new application per run: its own consumer group (nothing committed, so it reads the
-        // topic from the start), its own changelog topics and its own empty state.
+        // topic from the start), its own changelog topics and its own empty state. The
+        // state-at-scale scenario names one (-Dmesh.bench.applicationId) to run it twice: the
+        // second run restores the first one's state from its changelog into an empty folder.
         String suffix = UUID.randomUUID().toString().substring(0, 8);
-        p.put(StreamsConfig.APPLICATION_ID_CONFIG, "bench-kstreams-" + mode.id + "-" + suffix);
+        p.put(
+                StreamsConfig.APPLICATION_ID_CONFIG,
+                System.getProperty(
+                        "mesh.bench.applicationId", "bench-kstreams-" + mode.id + "-" + suffix));
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         // A temporary folder, deleted at exit: a run's RocksDB stores are of no use afterwards.
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
@@ -155,18 +163,22 @@ public final class StreamsPeer {
         return null;
     }
 
-    static String resultLine(Mode mode, Progress progress, double closeSeconds, double rssMb) {
+    static String resultLine(
+            Mode mode, Progress progress, double closeSeconds, double rssMb, RestoreTimer restores) {
         return String.format(
                 Locale.ROOT,
                 "{\"records\": %d, \"seconds\": %.6f, \"alerts\": %d, \"mode\": \"%s\","
-                        + " \"close_seconds\": %.6f, \"rss_mb\": %.1f, \"version\": \"%s\"}",
+                        + " \"close_seconds\": %.6f, \"rss_mb\": %.1f, \"version\": \"%s\","
+                        + " \"restored\": %d, \"restore_seconds\": %.6f}",
                 progress.target(), // the time is to the COUNT-th record, whatever came after
                 progress.seconds(),
                 progress.alerts(),
                 mode.id,
                 closeSeconds,
                 rssMb,
-                AppInfoParser.getVersion());
+                AppInfoParser.getVersion(),
+                restores.restored(),
+                restores.seconds());
     }
 
     private static long parseCount(String text) {
