@@ -26,6 +26,7 @@ cache makes an unchanged one quick).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -56,6 +57,9 @@ BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 #: What the Python image's build adds to the checkout as its context (see python.Dockerfile).
 PYTHON_BUILD = PROJECT_ROOT / ".cache" / "images" / "python-build"
+#: The compiled Avro decoder's crate, and where its wheels for the image are kept per version.
+DECODER_SOURCES = PROJECT_ROOT / "native" / "avro_decoder"
+DECODER_WHEELS = PROJECT_ROOT / ".cache" / "images" / "decoder-wheels"
 
 Say = Callable[[str], None]
 
@@ -67,20 +71,40 @@ class ImageBuildError(MeshError):
 def compiled_decoder_wheel(folder: Path, say: Say) -> None:
     """The compiled Avro decoder (native/avro_decoder) as a wheel for the Python image, built on
     this machine (the image is Debian bookworm's CPython 3.11, as the host's venv: the wheel
-    fits); without cargo the folder stays empty and the image's services decode with fastavro."""
+    fits); without cargo the folder stays empty and the image's services decode with fastavro.
+
+    The wheel is built once per version of its sources and kept: a wheel built again differs in
+    its zip timestamps, which would cost every ``--rebuild`` the image's whole pip layer."""
     folder.mkdir(parents=True, exist_ok=True)
     if shutil.which("cargo") is None:
         say("cargo not found: the Python image decodes Avro with fastavro (install Rust to build "
             "the compiled decoder into it)")  # fmt: skip
         return
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-         str(folder), str(PROJECT_ROOT / "native" / "avro_decoder")],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if build.returncode != 0:
-        reason = (build.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ImageBuildError(f"building the compiled Avro decoder's wheel failed: {reason}")
+    kept = DECODER_WHEELS / _sources_hash(DECODER_SOURCES)
+    if not any(kept.glob("*.whl")):
+        staging = DECODER_WHEELS / f".building-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        build = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+             str(staging), str(DECODER_SOURCES)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if build.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            reason = (build.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ImageBuildError(f"building the compiled Avro decoder's wheel failed: {reason}")
+        shutil.rmtree(kept, ignore_errors=True)
+        staging.rename(kept)
+    for wheel in kept.glob("*.whl"):
+        shutil.copy2(wheel, folder / wheel.name)
+
+
+def _sources_hash(root: Path) -> str:
+    """A short hash of the crate's build inputs (manifests, lock file and Rust sources)."""
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("*.toml"), root / "Cargo.lock", *root.glob("src/**/*.rs")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def image(name: str, tag: str = TAG) -> str:
