@@ -51,6 +51,24 @@ def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, to
     }
 
 
+def drain_process(
+    launcher: list[str], args: list[str], where: str, timeout_s: float = 1200
+) -> dict:
+    """Run ``python -m bench.drain ARGS`` as ``launcher`` starts Python (this interpreter, or
+    ``docker run ... python``) and return its figures; a failure names ``where`` it ran."""
+    import subprocess
+
+    from shared.settings import PROJECT_ROOT
+
+    command = [*launcher, "-m", "bench.drain", *args]
+    out = subprocess.run(
+        command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"drain on the {where} failed: {out.stderr.strip()[-500:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far (VmHWM), in MiB."""
     with open("/proc/self/status") as status:

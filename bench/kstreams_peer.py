@@ -12,7 +12,6 @@ figures. Why it decodes and windows the way it does is said in its Java sources.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 
 from shared.avro.catalogue import load_catalogue
 from shared.errors import MeshError
+from shared.file_digest import files_digest
 from shared.jar_cache import MAVEN_SETTINGS, Bundle, explain_maven_failure, require_tools
 from shared.kafka.security import client_security
 from shared.settings import PROJECT_ROOT, Settings
@@ -58,12 +58,8 @@ def source_files(root: Path = SOURCES) -> list[Path]:
 
 
 def source_hash(root: Path = SOURCES) -> str:
-    """sha256 over each source's path (relative to ``root``) and content: a rename counts too."""
-    digest = hashlib.sha256()
-    for path in source_files(root):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """The hash of what a build was made from (a rename counts too)."""
+    return files_digest(root, source_files(root))
 
 
 def is_fresh(settings: Settings, sources: Path = SOURCES) -> bool:

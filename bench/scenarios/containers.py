@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from bench.drain import drain_process
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
@@ -118,12 +118,9 @@ def _drain(where: str, args: list[str]) -> dict:
     from control.containers.images import image
 
     if where == "host":
-        command = [sys.executable, "-m", "bench.drain", *args]
+        launcher = [sys.executable]
     else:
-        command = ["docker", "run", "--rm", "--network", "host",
-                   "-v", f"{PROJECT_ROOT / 'bench'}:/opt/mesh/app/bench:ro",
-                   image("python"), "python", "-m", "bench.drain", *args]  # fmt: skip
-    out = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(f"drain on the {where} failed: {out.stderr.strip()[-500:]}")
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+        launcher = ["docker", "run", "--rm", "--network", "host",
+                    "-v", f"{PROJECT_ROOT / 'bench'}:/opt/mesh/app/bench:ro",
+                    image("python"), "python"]  # fmt: skip
+    return drain_process(launcher, args, where, timeout_s=600)

@@ -18,6 +18,7 @@ from io import BytesIO
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
+from shared.avro.single_object import HEADER_SIZE
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
 
@@ -66,8 +67,8 @@ def drain_naive(
             for message in batch:
                 value = message.value()
                 body = BytesIO(value)
-                body.seek(10)
-                record = schemaless_reader(body, writers[value[2:10]], None)
+                body.seek(HEADER_SIZE)
+                record = schemaless_reader(body, writers[value[2:HEADER_SIZE]], None)
                 threshold = THRESHOLDS.get(record["currency"])
                 if threshold is not None and record["amount"] > threshold:
                     alert = [record["customer_id"], record["amount"], record["currency"]]

@@ -20,15 +20,15 @@ memory is the runtime's and not the benchmark's:
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 
+from bench.drain import drain_process
 from bench.kafka_fixture import create_topic
 from bench.result import Result
-from shared.settings import PROJECT_ROOT, Settings
+from shared.settings import Settings
 
 CUSTOMERS = 1_000_000
 RECORDS = 2 * CUSTOMERS
@@ -40,32 +40,24 @@ EVENT_SPAN_MS = 60_000
 LATE_RECORDS = 64
 
 
+#: What every transaction of the feed shares; the optional fields stay empty.
+SHARED = {"currency": "USD", "country": "US", "channel": "ecom", "mcc": "5814", "attributes": {}}
+
+
 def transactions(first: int, count: int, start_ms: int) -> Iterator[tuple[bytes, dict]]:
     """(key, transaction) for record numbers ``first .. first+count``: customer ``i mod
     CUSTOMERS``, event times from ``start_ms`` spread evenly over EVENT_SPAN_MS."""
     for i in range(first, first + count):
         customer = f"cus_{i % CUSTOMERS:012d}"
-        yield (
-            customer.encode(),
-            {
-                "record_id": f"txn_{i:016x}",
-                "customer_id": customer,
-                "event_time": start_ms + i * EVENT_SPAN_MS // RECORDS,
-                "amount": 10.0 + i % 400,
-                "currency": "USD",
-                "merchant_id": f"mer_{i % 5000:06d}",
-                "country": "US",
-                "channel": "ecom",
-                "card_last4": None,
-                "mcc": "5814",
-                "ip": None,
-                "device_id": None,
-                "description": None,
-                "ingest_time": None,
-                "merchant_name": None,
-                "attributes": {},
-            },
-        )
+        record = {
+            "record_id": f"txn_{i:016x}",
+            "customer_id": customer,
+            "event_time": start_ms + i * EVENT_SPAN_MS // RECORDS,
+            "amount": 10.0 + i % 400,
+            "merchant_id": f"mer_{i % 5000:06d}",
+            **SHARED,
+        }
+        yield customer.encode(), record
 
 
 def produce(settings: Settings, topic: str, first: int, count: int, start_ms: int) -> None:
@@ -84,17 +76,10 @@ def produce(settings: Settings, topic: str, first: int, count: int, start_ms: in
         raise RuntimeError(f"the state-scale feed was not acknowledged within 120 s ({topic})")
 
 
-def drain_process(settings: Settings, inputs: dict[str, str], prefix: str, total: int) -> dict:
-    """``python -m bench.drain`` for velocity: its figures (see bench/drain.py)."""
-    command = [sys.executable, "-m", "bench.drain", settings.bootstrap_servers, "velocity",
-               json.dumps(inputs), prefix, str(total)]  # fmt: skip
-    out = subprocess.run(
-        command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1200, check=False
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"bench.drain failed ({out.returncode}): {out.stderr[-2000:]}")
-    figures: dict = json.loads(out.stdout.strip().splitlines()[-1])
-    return figures
+def drain_velocity(settings: Settings, inputs: dict[str, str], prefix: str, total: int) -> dict:
+    """velocity on one instance in a process of its own (bench/drain.py): its figures."""
+    args = [settings.bootstrap_servers, "velocity", json.dumps(inputs), prefix, str(total)]
+    return drain_process([sys.executable], args, "host")
 
 
 def run_state_scale(settings: Settings) -> list[Result]:
@@ -106,9 +91,9 @@ def run_state_scale(settings: Settings) -> list[Result]:
     for suffix in ("alerts", "detectors.dlq"):
         create_topic(settings, "", PARTITIONS, name=prefix + suffix)
     inputs = {"transactions": topic}
-    drained = drain_process(settings, inputs, prefix, RECORDS)
+    drained = drain_velocity(settings, inputs, prefix, RECORDS)
     produce(settings, topic, RECORDS, LATE_RECORDS, start_ms)
-    restored = drain_process(settings, inputs, prefix, LATE_RECORDS)
+    restored = drain_velocity(settings, inputs, prefix, LATE_RECORDS)
     rows = [
         Result(
             "state_velocity_1m",

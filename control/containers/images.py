@@ -26,7 +26,6 @@ cache makes an unchanged one quick).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -42,6 +41,7 @@ from control.containers.requirements_split import services_requirements, spark_r
 from control.servers.jaeger import VIEWER, render_config
 from control.servers.jaeger_install import installed as jaeger_binary
 from shared.errors import MeshError
+from shared.file_digest import files_digest
 from shared.jar_cache import BUNDLES, JarCacheError, fetch
 from shared.settings import PROJECT_ROOT, Settings
 
@@ -80,7 +80,7 @@ def compiled_decoder_wheel(folder: Path, say: Say) -> None:
         say("cargo not found: the Python image decodes Avro with fastavro (install Rust to build "
             "the compiled decoder into it)")  # fmt: skip
         return
-    kept = DECODER_WHEELS / _sources_hash(DECODER_SOURCES)
+    kept = DECODER_WHEELS / files_digest(DECODER_SOURCES, _decoder_sources())[:16]
     if not any(kept.glob("*.whl")):
         staging = DECODER_WHEELS / f".building-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
@@ -99,12 +99,10 @@ def compiled_decoder_wheel(folder: Path, say: Say) -> None:
         shutil.copy2(wheel, folder / wheel.name)
 
 
-def _sources_hash(root: Path) -> str:
-    """A short hash of the crate's build inputs (manifests, lock file and Rust sources)."""
-    digest = hashlib.sha256()
-    for path in sorted([*root.glob("*.toml"), root / "Cargo.lock", *root.glob("src/**/*.rs")]):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+def _decoder_sources() -> list[Path]:
+    """The crate's build inputs: manifests, lock file and Rust sources."""
+    root = DECODER_SOURCES
+    return sorted([*root.glob("*.toml"), root / "Cargo.lock", *root.glob("src/**/*.rs")])
 
 
 def image(name: str, tag: str = TAG) -> str:

@@ -15,6 +15,7 @@ it, fastavro decodes everything, as before.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,8 @@ except ImportError:  # not built here: fastavro decodes everything
     class DecodeFailure(ValueError):  # type: ignore[no-redef]
         """Never raised: stands in for the compiled decoder's error when it is missing."""
 
+
+log = logging.getLogger(__name__)
 
 #: ``MESH_AVRO_DECODER=fastavro`` turns the compiled decoder off (to compare, or to rule it out).
 CHOICE_VARIABLE = "MESH_AVRO_DECODER"
@@ -45,7 +48,11 @@ def compiled_decoder(canonical_form: str) -> CompiledDecode | None:
     None when the compiled decoder is unavailable (see :func:`available`)."""
     if not available():
         return None
-    decode: CompiledDecode = Decoder(canonical_form).decode
+    try:
+        decode: CompiledDecode = Decoder(canonical_form).decode
+    except ValueError as exc:  # a schema it cannot plan: fastavro reads that one, as before
+        log.warning("the compiled Avro decoder refused a schema, fastavro decodes it: %s", exc)
+        return None
     return decode
 
 

@@ -42,7 +42,9 @@ def read_fingerprint(message: bytes) -> bytes:
     """
     if len(message) < HEADER_SIZE or message[:2] != MARKER:
         raise NotSingleObjectError(_why_not(message))
-    return bytes(message[2:HEADER_SIZE])
+    fingerprint = message[2:HEADER_SIZE]
+    # A slice of bytes is bytes already (every record from Kafka); copy only other buffers.
+    return fingerprint if fingerprint.__class__ is bytes else bytes(fingerprint)
 
 
 def split(message: bytes) -> tuple[bytes, bytes]:

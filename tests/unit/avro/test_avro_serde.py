@@ -275,3 +275,10 @@ def test_encode_errors_do_not_quote_values() -> None:
         AvroSerializer("transaction").encode(_transaction(card_last4=4242, description=secret))
     assert "card_last4" in str(caught.value)
     assert secret not in str(caught.value)
+
+
+def test_a_schema_the_compiled_decoder_refuses_falls_back_to_fastavro() -> None:
+    """A schema the compiled decoder cannot plan is read by fastavro, never a crash at start."""
+    from shared.avro.compiled import compiled_decoder
+
+    assert compiled_decoder('{"type": "no-such-type"}') is None
