@@ -13,13 +13,12 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
-from shared.kafka.changelog import replay_partition
+from shared.kafka.changelog import replay_partitions
 from shared.kafka.config import consumer_config
 from shared.kafka.inspect import watermarks
 from shared.settings import Settings
@@ -76,82 +75,92 @@ class RestoreStats:
     seconds: float = 0.0
 
 
-def restore_task(
-    consumer_factory: Callable[[], Any],
+def restore_tasks(
+    consumer: Any,
     topic: str,
-    state: TaskState,
-    committed: dict[str, int],
+    states: dict[int, TaskState],
+    committed: dict[int, dict[str, int]],
+    stats: dict[int, RestoreStats],
     progress_every: int = 100_000,
-    stats: RestoreStats | None = None,
-) -> RestoreStats:
-    """Rebuild ``state`` from ``topic[state.task]``, keeping updates below ``committed``.
+) -> None:
+    """Rebuild each of ``states`` (by partition number) from ``topic``, keeping updates below
+    ``committed``, all partitions read at once by ``consumer`` (the caller's own; it closes it).
 
-    ``committed`` maps an input topic to its committed offset for this partition number (an
-    input with nothing committed is absent: none of its updates apply).
+    Every partition's ``seconds`` is the whole restore's: they are read together.
+    ``committed[number]`` maps an input topic to its committed offset for that partition number
+    (an input with nothing committed is absent: none of its updates apply). ``stats`` gets a
+    :class:`RestoreStats` per number, filled as the restore goes (read by the readiness gauge).
     """
     from confluent_kafka import TopicPartition
 
-    partition = state.task
-    stats = stats if stats is not None else RestoreStats(partition)
     started = time.monotonic()
-    consumer = consumer_factory()
-    try:
-        low, high = watermarks(consumer, TopicPartition(topic, partition), 10)
-        if high <= low:
-            return stats
-        stats.total = high - low
-        log.info("restoring %s[%d]: %d update(s) to read", topic, partition, high - low)
+    lows: dict[int, int] = {}
+    for number in states:
+        stats.setdefault(number, RestoreStats(number))
+        lows[number], high = watermarks(consumer, TopicPartition(topic, number), 10)
+        stats[number].total = max(high - lows[number], 0)
+    log.info("restoring %s %s: %d update(s) to read", topic, sorted(states),
+             sum(s.total for s in stats.values()))  # fmt: skip
 
-        def apply(message: Any) -> None:
-            stats.covered = message.offset() + 1 - low
-            stats.read += 1
-            source_topic, source_offset = _source(message.headers())
-            limit = committed.get(source_topic)
-            if limit is None or source_offset >= limit:
-                stats.ignored += 1
-                return
-            state.restore(message.key(), message.value())
-            stats.applied += 1
-            if stats.read % progress_every == 0:
-                log.info("restoring %s[%d]: %d of %d", topic, partition, stats.read, high - low)
+    def apply(message: Any) -> None:
+        number = message.partition()
+        counts = stats[number]
+        counts.covered = message.offset() + 1 - lows[number]
+        counts.read += 1
+        source_topic, source_offset = _source(message.headers())
+        limit = committed[number].get(source_topic)
+        if limit is None or source_offset >= limit:
+            counts.ignored += 1
+            return
+        states[number].restore(message.key(), message.value())
+        counts.applied += 1
+        if counts.read % progress_every == 0:
+            log.info("restoring %s[%d]: %d of %d", topic, number, counts.read, counts.total)
 
-        replay_partition(consumer, topic, partition, apply)
-        stats.covered = stats.total
-        stats.seconds = time.monotonic() - started
+    replay_partitions(consumer, topic, states, apply)
+    seconds = time.monotonic() - started
+    for number in states:
+        counts = stats[number]
+        counts.covered, counts.seconds = counts.total, seconds
+        if counts.total == 0:
+            continue  # an empty changelog partition: nothing to say
         log.info(
             "restored %s[%d]: %d applied, %d ignored (beyond the committed offset) in %.2f s",
             topic,
-            partition,
-            stats.applied,
-            stats.ignored,
-            stats.seconds,
+            number,
+            counts.applied,
+            counts.ignored,
+            seconds,
         )
-        return stats
-    finally:
-        consumer.close()
 
 
-def restore_partition(
+def restore_partitions(
     consumer: Any,
     settings: Settings,
     config: RuntimeConfig,
-    number: int,
-    state: TaskState,
-    stats: RestoreStats,
+    states: dict[int, TaskState],
+    stats: dict[int, RestoreStats],
 ) -> None:
-    """Rebuild the state of input partition ``number`` before the runner takes it on: the
-    committed input offsets come from the group's ``consumer``, the changelog is read by a
-    consumer of its own (group ``<group>.restore``, so the group's members never wait on it)."""
+    """Rebuild the state of input partitions ``states`` (by number) before the runner takes
+    them on: the committed input offsets come from the group's ``consumer``, the changelog is
+    read by a consumer of its own (group ``<group>.restore``, so the group's members never
+    wait on it), every partition at once."""
     from confluent_kafka import Consumer, TopicPartition
 
-    wanted = [TopicPartition(topic, number) for topic in config.topics.inputs.values()]
-    committed = {tp.topic: tp.offset for tp in consumer.committed(wanted, timeout=30)
-                 if tp.offset >= 0}  # fmt: skip
+    wanted = [TopicPartition(topic, number)
+              for number in states for topic in config.topics.inputs.values()]  # fmt: skip
+    committed: dict[int, dict[str, int]] = {number: {} for number in states}
+    for tp in consumer.committed(wanted, timeout=30) if wanted else ():
+        if tp.offset >= 0:
+            committed[tp.partition][tp.topic] = tp.offset
     restore_config = consumer_config(
         settings, f"{config.group_id}.restore", **{"client.id": f"{config.instance_id}-restore"}
     )
-    factory: Callable[[], Any] = lambda: Consumer(restore_config)  # noqa: E731
-    restore_task(factory, config.topics.changelog, state, committed, stats=stats)
+    reader = Consumer(restore_config)
+    try:
+        restore_tasks(reader, config.topics.changelog, states, committed, stats)
+    finally:
+        reader.close()
 
 
 def _source(headers: list[tuple[str, bytes]] | None) -> tuple[str, int]:

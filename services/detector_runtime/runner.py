@@ -29,7 +29,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from services.detector_runtime.changelog import RestoreStats, restore_partition, write_changes
+from services.detector_runtime.changelog import (
+    RestoreStats,
+    restore_partitions,
+    write_changes,
+)
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
@@ -85,6 +89,8 @@ class Runner:
         self.membership = Membership()
         self._status = status
         self.restores: list[RestoreStats] = []
+        #: Seconds spent restoring state, over every assignment so far.
+        self.restore_seconds = 0.0
         self._stop = False
         detector = config.detector
         self._detector = detector
@@ -146,7 +152,8 @@ class Runner:
         )
         self._producers = (self._producer, self._state_producer)
         self._next_commit = time.monotonic() + config.commit_interval_s
-        self._restoring: RestoreStats | None = None
+        #: The partitions being restored right now (read by the readiness gauge's thread).
+        self._restoring: dict[int, RestoreStats] = {}
         self._inputs = InputWatch(
             InputIdentity(AdminClient(admin_config(settings, log_level=2)), self._topic_types),
             self._consumer, self._committer, status,
@@ -416,7 +423,7 @@ class Runner:
         task = self._tasks.get(partition)
         if task is None:
             if self._detector.stateful:  # normally restored on assignment; never start empty
-                self._restore(partition)
+                self._restore([partition])
                 return self._tasks[partition]
             task = self._tasks[partition] = Task(self._detector, partition, retry=self._retry)
         return task
@@ -489,8 +496,7 @@ class Runner:
         if self._start_ms is not None:
             assign_from_time(consumer, partitions, self._start_ms, self._cooperative)
         if self._detector.stateful:
-            for number in sorted({p.partition for p in partitions} - set(self._tasks)):
-                self._restore(number)
+            self._restore(sorted({p.partition for p in partitions} - set(self._tasks)))
         self.membership.on_assign(partitions)
         if self._status is not None and partitions:
             # Written right after this consume() returns, once the assignment has taken effect.
@@ -514,14 +520,21 @@ class Runner:
         for number in {p.partition for p in partitions} - remaining:
             self._tasks.pop(number, None)
 
-    def _restore(self, number: int) -> None:
-        task = Task(self._detector, number, retry=self._retry)
-        self._restoring = stats = RestoreStats(number)
-        restore_partition(self._consumer, self.settings, self.config, number, task.state, stats)
-        self._restoring = None
-        self.restores.append(stats)
-        self.counters.restored += stats.applied
-        self._tasks[number] = task
+    def _restore(self, numbers: list[int]) -> None:
+        """Rebuild the state of newly assigned partitions ``numbers`` from the changelog, all
+        of them in one read, before the runner takes them on."""
+        if not numbers:
+            return
+        tasks = {number: Task(self._detector, number, retry=self._retry) for number in numbers}
+        self._restoring = stats = {number: RestoreStats(number) for number in numbers}
+        started = time.monotonic()
+        states = {number: task.state for number, task in tasks.items()}
+        restore_partitions(self._consumer, self.settings, self.config, states, stats)
+        self.restore_seconds += time.monotonic() - started
+        self._restoring = {}
+        self.restores.extend(stats.values())
+        self.counters.restored += sum(s.applied for s in stats.values())
+        self._tasks.update(tasks)
 
     # gauges (read by the metrics reporter's thread) ------------------------------------------
     def _state_size(self) -> int:
@@ -533,7 +546,7 @@ class Runner:
 
     def _restore_progress(self) -> float:
         """Share of changelog updates read, over every restore so far (1.0: nothing pending)."""
-        restores = [*self.restores, *([self._restoring] if self._restoring else [])]
+        restores = [*self.restores, *list(self._restoring.values())]
         total = sum(r.total for r in restores)
         return 1.0 if total == 0 else sum(r.covered for r in restores) / total
 

@@ -5,8 +5,8 @@ PENDING entries and has them acknowledged *before* it commits the alert, so the 
 behind the committed offset. It may be ahead (a crash between the two): the alert then comes again
 and the book, which already has it, suppresses it as the duplicate it is.
 
-Read with a consumer of its own (group ``<notifier group>.restore``, never joined), so the
-group's members never wait on a restore.
+Every newly assigned partition is read at once, by a consumer of its own (group ``<notifier
+group>.restore``, never joined), so the group's members never wait on a restore.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from services.notifier.book import DeliveryBook
 from services.notifier.config import NotifierConfig
-from shared.kafka.changelog import replay_partition
+from shared.kafka.changelog import replay_partitions
 from shared.kafka.config import consumer_config
 from shared.settings import Settings
 
@@ -31,25 +31,23 @@ def restore_books(
     """A book per partition number, as the changelog left it."""
     from confluent_kafka import Consumer
 
-    books: dict[int, DeliveryBook] = {}
     wanted = sorted(partitions)
     if not wanted:
-        return books
+        return {}
     group = f"{config.names.notifier_group}.restore"
     consumer = Consumer(consumer_config(settings, group, **{"client.id": f"{instance_id}-restore"}))
     try:
-        for partition in wanted:
-            started = time.monotonic()
-            book = DeliveryBook(config.dedup_ttl_s)
+        started = time.monotonic()
+        books = {partition: DeliveryBook(config.dedup_ttl_s) for partition in wanted}
 
-            def apply(message: Any, book: DeliveryBook = book) -> None:
-                book.restore(message.key().decode(), message.value())
+        def apply(message: Any) -> None:
+            books[message.partition()].restore(message.key().decode(), message.value())
 
-            replay_partition(consumer, config.names.notifier_changelog, partition, apply)
+        replay_partitions(consumer, config.names.notifier_changelog, wanted, apply)
+        for partition, book in books.items():
             # What outlived its TTL while nobody owned the partition goes now; its tombstones
             # are the book's only changes (a restore itself writes nothing back).
             book.expire(time.time())
-            books[partition] = book
             log.info("restored notifier book %d: %d deliveries (%d pending) in %.2f s", partition,
                      len(book), book.pending, time.monotonic() - started)  # fmt: skip
     finally:

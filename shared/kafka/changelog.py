@@ -11,7 +11,7 @@ whose partitions no longer match the input would hand a partition someone else's
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from shared.errors import ConfigError
@@ -63,28 +63,49 @@ def ensure_changelog(
         )
 
 
+#: How long one read of a replay waits for more records. A read returns once it has a full batch
+#: or this has passed, so the end of a replay waits this long once, not a second per partition.
+REPLAY_WAIT_S = 0.1
+
+
 def replay_partition(
     consumer: Any, topic: str, partition: int, apply: Callable[[Any], None]
 ) -> tuple[int, int]:
     """Hand every record of ``topic[partition]`` to ``apply``, in log order, up to the end the
-    partition had when the replay began; returns (low, high), the offsets it covered.
+    partition had when the replay began; returns (low, high), the offsets it covered."""
+    return replay_partitions(consumer, topic, [partition], apply).get(partition, (0, 0))
 
-    ``consumer`` is a consumer of the caller's own (not the group's: the group's members must
-    never wait on a replay), which this assigns and leaves assigned; the caller closes it.
-    Compaction leaves gaps in the offsets, so the replay ends by position, not by count.
+
+def replay_partitions(
+    consumer: Any, topic: str, partitions: Iterable[int], apply: Callable[[Any], None]
+) -> dict[int, tuple[int, int]]:
+    """Hand every record of ``topic``'s ``partitions`` to ``apply`` (which reads
+    ``message.partition()``), each partition in log order, up to the end it had when the replay
+    began; returns each partition's (low, high), the offsets covered.
+
+    All of them are read at once by one assignment: a rebalance that hands an instance eight
+    partitions pays for one consumer and one fetch session, not eight in turn. ``consumer`` is
+    a consumer of the caller's own (not the group's: the group's members must never wait on a
+    replay), which this assigns and leaves assigned; the caller closes it. Compaction leaves
+    gaps in the offsets, so a replay ends by position, not by count.
     """
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    low, high = watermarks(consumer, TopicPartition(topic, partition), 10)
-    if high <= low:
-        return low, high
-    consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-    position = low
-    while position < high:
-        for message in consumer.consume(5000, timeout=1.0):
-            if message.error() is not None:
+    bounds = {number: watermarks(consumer, TopicPartition(topic, number), 10)
+              for number in sorted(set(partitions))}  # fmt: skip
+    # Where each partition's replay stands; a partition leaves once it reaches its end.
+    position = {number: low for number, (low, high) in bounds.items() if high > low}
+    if not position:
+        return bounds
+    consumer.assign([TopicPartition(topic, number, OFFSET_BEGINNING) for number in position])
+    while position:
+        for message in consumer.consume(5000, timeout=REPLAY_WAIT_S):
+            number = message.partition()
+            if message.error() is not None or number not in position:
                 continue
-            position = message.offset() + 1
-            if message.offset() < high:  # written since the replay began: not this replay's
+            offset = message.offset()
+            if offset < bounds[number][1]:  # written since the replay began: not this replay's
                 apply(message)
-    return low, high
+            if offset + 1 >= bounds[number][1]:
+                del position[number]
+    return bounds
