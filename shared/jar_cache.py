@@ -44,6 +44,7 @@ BUNDLES: dict[str, Bundle] = {
     "kafka": Bundle("kafka", MAVEN_DIR / "kafka-broker.pom.xml"),
     "spark": Bundle("spark", MAVEN_DIR / "spark-connectors.pom.xml"),
     "avro-java": Bundle("avro-java", MAVEN_DIR / "avro-tools.pom.xml"),
+    "delta": Bundle("delta", MAVEN_DIR / "delta.pom.xml"),
 }
 
 
@@ -139,17 +140,22 @@ def classpath(name: str, settings: Settings) -> str:
     return str(b.folder(settings) / "*")
 
 
-def spark_connector_jars(settings: Settings) -> list[Path]:
-    """Connector jars for ``spark.jars``, minus any artifact pyspark already ships.
+def spark_connector_jars(settings: Settings, *, delta: bool = False) -> list[Path]:
+    """Connector jars for ``spark.jars`` (with Delta Lake's when ``delta``), minus any artifact
+    pyspark already ships.
 
     The connectors' runtime dependencies include Scala, Hadoop and slf4j, which pyspark's own jars
     folder already has (at the versions Spark was built with); passing both would put two versions
-    of one library on the class path.
+    of one library on the class path. Only the jobs that read or write the history load Delta.
     """
     import pyspark  # heavy, so imported only here
 
     shipped = {_artifact(p) for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
-    return [jar for jar in verify(bundle("spark"), settings) if _artifact(jar) not in shipped]
+    jars = [jar for jar in verify(bundle("spark"), settings) if _artifact(jar) not in shipped]
+    if delta:
+        have = shipped | {_artifact(jar) for jar in jars}
+        jars += [jar for jar in verify(bundle("delta"), settings) if _artifact(jar) not in have]
+    return jars
 
 
 def _artifact(jar: Path) -> str:

@@ -21,6 +21,12 @@ from shared.settings import Settings
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
+#: What makes a session read and write Delta tables, and run Delta's SQL.
+DELTA_OPTIONS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
 #: Seconds a clean stop waits for its driver JVM to write a first class archive.
 ARCHIVE_WRITE_TIMEOUT_S = 40.0
 
@@ -34,9 +40,12 @@ def spark_session(
     master: str | None,
     shuffle_partitions: int,
     extra: Mapping[str, str] | None = None,
+    *,
+    delta: bool = False,
 ) -> SparkSession:
     """A session for ``app_name``; ``master=None`` keeps whatever spark-submit chose; ``extra``
-    options of the job's own (its scheduler, for ingest) come on top."""
+    options of the job's own (its scheduler, for ingest) come on top; ``delta`` loads Delta Lake
+    (the history's table format) and its SQL (OPTIMIZE, VACUUM, time travel)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     scratch = settings.home / "spark" / "tmp"
@@ -44,7 +53,7 @@ def spark_session(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    connector_jars = spark_connector_jars(settings)
+    connector_jars = spark_connector_jars(settings, delta=delta)
     jars = ",".join(str(p) for p in connector_jars)
     options = {
         "spark.jars": jars,
@@ -62,6 +71,8 @@ def spark_session(
         # faster on a warm JVM alone, but on the whole mesh at 1 000 records/s, warming up, ingest
         # routed 577 records/s with it and 933 without (issue 29, docs/benchmarks.md).
     }
+    if delta:
+        options.update(DELTA_OPTIONS)
     if master is None or master.startswith("local"):
         options["spark.driver.host"] = "127.0.0.1"
         options["spark.driver.bindAddress"] = "127.0.0.1"

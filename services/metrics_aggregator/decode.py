@@ -1,133 +1,29 @@
-"""Avro single-object decoding in the JVM, with the reason when a message cannot be read.
+"""The aggregator's decoding: shared.spark_avro's, and a snapshot must have a key.
 
-``classify(raw, catalogue, name)`` adds three columns to Kafka source rows:
-
-- ``decoded``: the record as the latest version of schema ``name`` (null when unreadable),
-- ``error_class`` / ``error_message``: null for a good message, else why it is a dead letter.
-
-The header (C3 01 + fingerprint) is compared with each version's precomputed 10 bytes; the body
-of a known version goes through spark-avro's ``from_avro`` with that version as the writer
-schema and the latest as the reader schema (Avro schema resolution, as the Python deserializer
-does), in PERMISSIVE mode so an undecodable body gives nulls instead of failing the batch. Only
-column expressions: no Python runs per message.
-
-Tombstones (null values: deletes on a compacted topic) are not messages and are dropped here.
+A metric snapshot without a key could never be replaced by compaction, so it is a dead letter
+too (``require_key``, the ``metrics`` topic's rule).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.avro.functions import from_avro
 
 from services.metrics_aggregator import errors
 from shared.avro.catalogue import Catalogue
-from shared.avro.single_object import FINGERPRINT_SIZE, HEADER_SIZE, MARKER, header
+from shared.spark_avro import DECODED, ERROR_CLASS, ERROR_MESSAGE, invalid, valid
+from shared.spark_avro import classify as classify_avro
 
-DECODED, ERROR_CLASS, ERROR_MESSAGE = "decoded", "error_class", "error_message"
+__all__ = ["DECODED", "ERROR_CLASS", "ERROR_MESSAGE", "classify", "invalid", "valid"]
 
 
 def classify(
     raw: DataFrame, catalogue: Catalogue, name: str, *, require_key: bool = False
 ) -> DataFrame:
-    """``raw`` Kafka rows (key, value, topic, partition, offset ...) plus decoded and error."""
-    versions = catalogue.versions(name)
-    reader = versions[-1]
-    value = F.col("value")
-    head = F.substring(value, 1, HEADER_SIZE)
-    raw_fingerprint = F.substring(value, len(MARKER) + 1, FINGERPRINT_SIZE)
-    fingerprint = F.lower(F.hex(raw_fingerprint))
-    body = F.expr(f"substring(value, {HEADER_SIZE + 1})")
-
-    decoded: list[tuple[Column, Column]] = []
-    writers: list[tuple[Column, Column]] = []
-    for version in versions:
-        options = {"mode": "PERMISSIVE"}
-        if version is not reader:
-            options["avroSchema"] = reader.text
-        is_version = head == F.lit(header(version.fingerprint))
-        decoded.append((is_version, from_avro(body, version.text, options)))
-        writers.append((is_version, F.lit(version.label)))
-    writer = _first_match(writers)
-    others = [v for v in catalogue if v.name != name]
-    other = _first_match(
-        [(raw_fingerprint == F.lit(v.fingerprint), F.lit(v.label)) for v in others]
+    """``raw`` Kafka rows plus decoded and error (:func:`shared.spark_avro.classify`)."""
+    missing_key = (
+        F.col("key").isNull(),
+        errors.MISSING_KEY,
+        F.lit("no key: metric snapshots are keyed <instance id>/<metric name>"),
     )
-    not_single_object = F.length(value) < HEADER_SIZE
-    not_single_object |= F.substring(value, 1, len(MARKER)) != F.lit(MARKER)
-    required = F.col(f"{DECODED}.{_first_field(reader.parsed)}")
-
-    reasons = [
-        (not_single_object, errors.NOT_SINGLE_OBJECT, _not_single_object_message(value)),
-        (
-            writer.isNull() & other.isNotNull(),
-            errors.INCOMPATIBLE_SCHEMA,
-            F.concat(F.lit("a "), other, F.lit(" message (fingerprint "), fingerprint,
-                     F.lit(f"), not {name}: a producer writes to the wrong topic")),
-        ),
-        (
-            writer.isNull(),
-            errors.UNKNOWN_FINGERPRINT,
-            F.concat(F.lit("unknown writer schema fingerprint "), fingerprint,
-                     F.lit(f"; this aggregator reads {_known(catalogue, name)}: deploy the "
-                           "schemas/ folder that has the producer's schema")),
-        ),
-        (
-            F.col(DECODED).isNull() | required.isNull(),
-            errors.CORRUPT_RECORD,
-            F.concat(F.lit("the body does not decode as "), writer,
-                     F.lit(" (truncated, corrupt, or not written with that schema)")),
-        ),
-    ]  # fmt: skip
-    if require_key:
-        reasons.append(
-            (
-                F.col("key").isNull(),
-                errors.MISSING_KEY,
-                F.lit("no key: metric snapshots are keyed <instance id>/<metric name>"),
-            )
-        )
-    with_decoded = raw.filter(value.isNotNull()).withColumn(DECODED, _first_match(decoded))
-    return with_decoded.withColumn(
-        ERROR_CLASS, _first_match([(cond, F.lit(cls)) for cond, cls, _ in reasons])
-    ).withColumn(ERROR_MESSAGE, _first_match([(cond, msg) for cond, _, msg in reasons]))
-
-
-def _first_match(cases: list[tuple[Column, Column]]) -> Column:
-    """``CASE WHEN c1 THEN v1 WHEN c2 THEN v2 ... END`` (null when none matches or no case)."""
-    if not cases:
-        return F.lit(None).cast("string")
-    (condition, result), *rest = cases
-    chained = F.when(condition, result)
-    for condition, result in rest:
-        chained = chained.when(condition, result)
-    return chained
-
-
-def valid(classified: DataFrame) -> DataFrame:
-    return classified.filter(F.col(ERROR_CLASS).isNull())
-
-
-def invalid(classified: DataFrame) -> DataFrame:
-    return classified.filter(F.col(ERROR_CLASS).isNotNull())
-
-
-def _first_field(parsed: dict[str, object]) -> str:
-    """A required field of the record: null only when the body did not decode."""
-    fields = parsed["fields"]
-    assert isinstance(fields, list)
-    return str(fields[0]["name"])
-
-
-def _known(catalogue: Catalogue, name: str) -> str:
-    return ", ".join(f"{v.label} ({v.fingerprint.hex()})" for v in catalogue.versions(name))
-
-
-def _not_single_object_message(value: Column) -> Column:
-    return F.concat(
-        F.lit("not an Avro single-object message: "),
-        F.length(value).cast("string"),
-        F.lit(" bytes starting with 0x"),
-        F.lower(F.hex(F.substring(value, 1, 12))),
-        F.lit(", not the marker c301 and a fingerprint; was it produced with the Avro serializer?"),
-    )
+    return classify_avro(raw, catalogue, name, [missing_key] if require_key else None)

@@ -6,26 +6,16 @@ The Avro failures reuse shared.avro's classes; their full class names are what t
 
 from __future__ import annotations
 
-from shared.avro.errors import (
-    CorruptRecordError,
-    DecodeError,
-    IncompatibleSchemaError,
-    NotSingleObjectError,
-    UnknownFingerprintError,
-)
+from shared import spark_avro
+from shared.avro.errors import DecodeError
 
 
 class MissingKeyError(DecodeError):
     """A metric snapshot without a key: compaction could never replace it, so it is refused."""
 
 
-def class_name(cls: type[BaseException]) -> str:
-    """``shared.avro.errors.CorruptRecordError``: what ``mesh.error.class`` says."""
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-NOT_SINGLE_OBJECT = class_name(NotSingleObjectError)
-UNKNOWN_FINGERPRINT = class_name(UnknownFingerprintError)
-INCOMPATIBLE_SCHEMA = class_name(IncompatibleSchemaError)
-CORRUPT_RECORD = class_name(CorruptRecordError)
-MISSING_KEY = class_name(MissingKeyError)
+NOT_SINGLE_OBJECT = spark_avro.NOT_SINGLE_OBJECT
+UNKNOWN_FINGERPRINT = spark_avro.UNKNOWN_FINGERPRINT
+INCOMPATIBLE_SCHEMA = spark_avro.INCOMPATIBLE_SCHEMA
+CORRUPT_RECORD = spark_avro.CORRUPT_RECORD
+MISSING_KEY = spark_avro.class_name(MissingKeyError)
