@@ -90,7 +90,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
 
     home = tmp_path_factory.mktemp("spark-home")
     settings = replace(Settings.from_env(), home=home)
-    session = spark_session("detector-mesh-tests", settings, "local[2]", 2)
+    session = spark_session("detector-mesh-tests", settings, "local[2]", 2, delta=True)
     yield session
     stop_spark(session)
 

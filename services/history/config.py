@@ -1,0 +1,63 @@
+"""HistoryConfig: where the history is kept and how its query runs (command line over Settings).
+
+Files live under ``$MESH_HOME/history``: the tables in ``tables/`` (or any Hadoop path given as
+``location``), the query's checkpoint in ``checkpoint/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.errors import ConfigError
+from shared.settings import Settings
+from shared.topic_names import TopicNames
+
+NAME = "history"
+
+
+@dataclass(frozen=True)
+class HistoryConfig:
+    #: The tables' root: a Hadoop path (``file:///...`` here); by default
+    #: ``$MESH_HOME/history/tables``.
+    location: str
+    #: The query's checkpoint folder.
+    checkpoint_dir: Path
+    topic_prefix: str = ""
+    #: Seconds between micro-batches: history is for backtests, a minute late is fine, and every
+    #: batch is a Delta commit per table (fewer, larger files; less CPU beside the live path).
+    trigger_s: float = 60.0
+    #: Read what the topics hold now, then stop (tests, and a one-off catch-up).
+    once: bool = False
+    #: Upper bound of messages per micro-batch and topic.
+    max_offsets_per_trigger: int = 2_000_000
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: object) -> HistoryConfig:
+        home = settings.home / NAME
+        values: dict[str, object] = {
+            "location": (home / "tables").resolve().as_uri(),
+            "checkpoint_dir": home / "checkpoint",
+            "topic_prefix": settings.topic_prefix,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        config = cls(**values)  # type: ignore[arg-type]
+        config.check()
+        return config
+
+    def check(self) -> None:
+        if self.trigger_s < 0:
+            raise ConfigError(
+                f"the history's trigger must be 0 or more seconds, got {self.trigger_s}"
+            )
+        if self.max_offsets_per_trigger < 1:
+            raise ConfigError("the history's max offsets per trigger must be at least 1")
+        if "://" not in self.location:
+            raise ConfigError(
+                f"history location {self.location!r} is not a URI: give a Hadoop path such as "
+                "file:///var/mesh/history"
+            )
+
+    @property
+    def names(self) -> TopicNames:
+        return TopicNames(self.topic_prefix)

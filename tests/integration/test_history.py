@@ -1,0 +1,166 @@
+"""The history writer against a real broker, real Spark and real Delta tables: every message of
+the history topics stored once, across a batch run twice, a second run, and a lost checkpoint."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.history.config import HistoryConfig
+from services.history.query import app_id, start_history_query
+from services.history.tables import REJECTED, history_tables, table_path
+from services.history.writer import write_batch
+from shared.avro import AvroSerializer
+from shared.avro.catalogue import load_catalogue
+from shared.settings import Settings
+from shared.topic_names import TopicNames
+
+pytestmark = pytest.mark.integration
+
+T0 = 1_790_000_000_000  # 2026-09-21 UTC
+DAY_MS = 86_400_000
+
+
+def _transaction(i: int) -> dict[str, Any]:
+    return {
+        "record_id": f"txn_{i:06d}", "customer_id": f"cus_{i % 7}",
+        "event_time": T0 + (i % 3) * DAY_MS, "amount": 10.0 + i, "currency": "EUR",
+        "merchant_id": "m1", "country": "DE", "attributes": {},
+    }  # fmt: skip
+
+
+def _login(i: int) -> dict[str, Any]:
+    return {
+        "record_id": f"login_{i:06d}", "customer_id": f"cus_{i % 7}", "event_time": T0 + i,
+        "country": "DE", "ip": "192.0.2.1", "device_id": "d1", "success": True,
+    }  # fmt: skip
+
+
+def _alert(i: int) -> dict[str, Any]:
+    return {
+        "alert_id": f"alert_{i:06d}", "detector": "large_amount", "detector_version": "1.0.0",
+        "rule": "amount_over_threshold", "severity": "HIGH", "score": 1.5, "reason": "big",
+        "customer_id": f"cus_{i % 7}", "source_record_id": f"txn_{i:06d}",
+        "source_topic": "records.transactions", "source_partition": 0, "source_offset": i,
+        "event_time": T0 + i, "detection_time": T0 + i + 5, "evidence": {"amount": "1"},
+    }  # fmt: skip
+
+
+def _produce(settings: Settings, messages: list[tuple[str, bytes]]) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers})
+    for n, (topic, value) in enumerate(messages):
+        producer.produce(topic, value, f"k{n % 5}".encode())
+    assert producer.flush(30) == 0
+
+
+def _feed(names: TopicNames, first: int, count: int) -> list[tuple[str, bytes]]:
+    """``count`` transactions from record ``first``, a login and an alert every fifth."""
+    transaction, login = AvroSerializer("transaction").encode, AvroSerializer("login").encode
+    alert = AvroSerializer("alert").encode
+    messages = [(names.records("transactions"), transaction(_transaction(i)))
+                for i in range(first, first + count)]  # fmt: skip
+    messages += [(names.records("logins"), login(_login(i)))
+                 for i in range(first, first + count, 5)]  # fmt: skip
+    messages += [(names.alerts, alert(_alert(i))) for i in range(first, first + count, 5)]
+    return messages
+
+
+def _stored(spark: Any, location: str, table: str) -> list[tuple[str, int, int]]:
+    """(topic, partition, offset) of every row of ``table``."""
+    frame = spark.read.format("delta").load(table_path(location, table))
+    return [tuple(row) for row in frame.select("kafka_topic", "kafka_partition", "kafka_offset")
+            .collect()]  # fmt: skip
+
+
+def _run_once(spark: Any, config: HistoryConfig, settings: Settings) -> None:
+    query = start_history_query(spark, config, settings, load_catalogue())
+    query.awaitTermination(180)
+    assert not query.isActive, "the history query did not finish what was there"
+    assert query.exception() is None, query.exception()
+
+
+def test_every_message_is_stored_once_across_reruns_and_a_lost_checkpoint(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    prefix = unique_name("hist") + "."
+    names = TopicNames(prefix)
+    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 2)
+    settings = replace(mesh_settings, topic_prefix=prefix)
+    config = HistoryConfig.from_settings(
+        settings, location=(tmp_path / "tables").as_uri(), checkpoint_dir=tmp_path / "cp",
+        once=True,
+    )  # fmt: skip
+    garbage = [(names.records("transactions"), b"not avro at all"), (names.alerts, b"\xc3\x01x")]
+    _produce(settings, _feed(names, 0, 100) + garbage)
+
+    _run_once(spark, config, settings)
+    transactions = _stored(spark, config.location, "transactions")
+    assert len(transactions) == len(set(transactions)) == 100
+    assert len(_stored(spark, config.location, "logins")) == 20
+    assert len(_stored(spark, config.location, "alerts")) == 20
+    rejected = spark.read.format("delta").load(table_path(config.location, REJECTED)).collect()
+    assert sorted(bytes(r["value"]) for r in rejected) == sorted(v for _, v in garbage)
+    assert all(r["error_class"] and r["error_message"] for r in rejected)
+    days = spark.read.format("delta").load(table_path(config.location, "transactions"))
+    assert {str(r["event_date"]) for r in days.select("event_date").distinct().collect()} == {
+        "2026-09-21", "2026-09-22", "2026-09-23"}  # fmt: skip
+
+    # The same checkpoint goes on where it stopped.
+    _produce(settings, _feed(names, 100, 50))
+    _run_once(spark, config, settings)
+    transactions = _stored(spark, config.location, "transactions")
+    assert len(transactions) == len(set(transactions)) == 150
+
+    # Without its checkpoint, a query starts after what the tables hold, not at the start.
+    first_app = app_id(config.checkpoint_dir)
+    shutil.rmtree(config.checkpoint_dir)
+    _produce(settings, _feed(names, 150, 10))
+    _run_once(spark, config, settings)
+    assert app_id(config.checkpoint_dir) != first_app
+    transactions = _stored(spark, config.location, "transactions")
+    assert len(transactions) == len(set(transactions)) == 160
+    assert len(_stored(spark, config.location, "alerts")) == 32
+    assert len(_stored(spark, config.location, REJECTED)) == 2
+
+
+def test_a_batch_written_again_adds_nothing(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    """What Spark does after a kill between a batch's writes and its commit: the same batch id
+    over the same offsets. The second write must be skipped by Delta, table by table."""
+    prefix = unique_name("hrep") + "."
+    names = TopicNames(prefix)
+    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 1)
+    _produce(mesh_settings, _feed(names, 0, 40))
+    batch = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", mesh_settings.bootstrap_servers)
+        .option("subscribe", ",".join(t.topic for t in history_tables(names)))
+        .load()
+    )
+    location = (tmp_path / "tables").as_uri()
+    tables = history_tables(names)
+    arguments = {"location": location, "tables": tables, "catalogue": load_catalogue(),
+                 "app_id": "test-app"}  # fmt: skip
+    first = write_batch(batch, 7, **arguments)  # type: ignore[arg-type]
+    assert first.rows["transactions"] == 40 and first.rows["alerts"] == 8
+    write_batch(batch, 7, **arguments)  # type: ignore[arg-type]
+    assert len(_stored(spark, location, "transactions")) == 40
+    assert len(_stored(spark, location, "alerts")) == 8
+    write_batch(batch, 8, **arguments)  # type: ignore[arg-type]  # a new batch id does write
+    assert len(_stored(spark, location, "transactions")) == 80
