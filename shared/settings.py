@@ -72,6 +72,10 @@ class Settings:
     #: Seconds of silence after which the aggregator calls an instance stale: its gauges and rates
     #: drop out of the totals, its counts stay.
     metrics_stale_after_s: float = 60.0
+    #: Days of event dates the history keeps (whole days; older ones are deleted by its upkeep).
+    history_days: int = 60
+    #: Where the history's tables live: a Hadoop path; empty = ``file://$MESH_HOME/history/tables``.
+    history_location: str = ""
     #: OTLP endpoint for traces (falls back to ``OTEL_EXPORTER_OTLP_ENDPOINT``).
     otlp_endpoint: str = ""
     #: The trace backend's query API and UI (Jaeger), when it is not the local mesh's own (the

@@ -31,14 +31,19 @@ class HistoryConfig:
     once: bool = False
     #: Upper bound of messages per micro-batch and topic.
     max_offsets_per_trigger: int = 2_000_000
+    #: Days of event dates kept (Settings.history_days, MESH_HISTORY_DAYS).
+    days: int = 60
+    #: Seconds between two upkeeps (retention and compaction, :mod:`services.history.upkeep`).
+    upkeep_interval_s: float = 3600.0
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> HistoryConfig:
         home = settings.home / NAME
         values: dict[str, object] = {
-            "location": (home / "tables").resolve().as_uri(),
+            "location": settings.history_location or (home / "tables").resolve().as_uri(),
             "checkpoint_dir": home / "checkpoint",
             "topic_prefix": settings.topic_prefix,
+            "days": settings.history_days,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         config = cls(**values)  # type: ignore[arg-type]
@@ -50,6 +55,10 @@ class HistoryConfig:
             raise ConfigError(
                 f"the history's trigger must be 0 or more seconds, got {self.trigger_s}"
             )
+        if self.days < 1:
+            raise ConfigError(f"MESH_HISTORY_DAYS must be 1 or more days, got {self.days}")
+        if self.upkeep_interval_s <= 0:
+            raise ConfigError("the history's upkeep interval must be more than 0 seconds")
         if self.max_offsets_per_trigger < 1:
             raise ConfigError("the history's max offsets per trigger must be at least 1")
         if "://" not in self.location:

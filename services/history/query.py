@@ -8,6 +8,7 @@ tables hold (:mod:`services.history.resume`).
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from services.history.config import HistoryConfig
 from services.history.resume import partition_counts, starting_offsets, stored_offsets
-from services.history.tables import history_tables
+from services.history.tables import REJECTED, history_tables
+from services.history.upkeep import Upkeep
 from services.history.writer import write_batch
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
@@ -24,6 +26,8 @@ from shared.settings import Settings
 
 QUERY_NAME = "history"
 APP_ID_FILE = "history-app-id"
+#: When the upkeep last ran (seconds since the epoch), beside the checkpoint.
+UPKEEP_CLOCK_FILE = "history-upkeep-at"
 
 
 def app_id(checkpoint: Path) -> str:
@@ -60,9 +64,19 @@ def start_history_query(
         .load()
     )
 
+    upkeep = Upkeep(
+        config.location,
+        [*(t.name for t in tables), REJECTED],
+        config.days,
+        config.upkeep_interval_s,
+        config.checkpoint_dir / UPKEEP_CLOCK_FILE,
+    )
+
     def batch(frame: DataFrame, batch_id: int) -> None:
         write_batch(frame, batch_id, location=config.location, tables=tables,
                     catalogue=catalogue, app_id=application)  # fmt: skip
+        if upkeep.due(time.time()):  # between two batches: no append races it
+            upkeep.run(spark)
 
     writer = (
         source.writeStream.queryName(QUERY_NAME)

@@ -3,6 +3,7 @@ the history topics stored once, across a batch run twice, a second run, and a lo
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,8 +23,10 @@ from shared.topic_names import TopicNames
 
 pytestmark = pytest.mark.integration
 
-T0 = 1_790_000_000_000  # 2026-09-21 UTC
 DAY_MS = 86_400_000
+#: Three days ago at midnight (UTC): recent enough for the history's retention to keep.
+FIRST_DAY = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=3)
+T0 = int(dt.datetime.combine(FIRST_DAY, dt.time(), dt.UTC).timestamp()) * 1000
 
 
 def _transaction(i: int) -> dict[str, Any]:
@@ -114,7 +117,7 @@ def test_every_message_is_stored_once_across_reruns_and_a_lost_checkpoint(
     assert all(r["error_class"] and r["error_message"] for r in rejected)
     days = spark.read.format("delta").load(table_path(config.location, "transactions"))
     assert {str(r["event_date"]) for r in days.select("event_date").distinct().collect()} == {
-        "2026-09-21", "2026-09-22", "2026-09-23"}  # fmt: skip
+        str(FIRST_DAY + dt.timedelta(days=n)) for n in range(3)}  # fmt: skip
 
     # The same checkpoint goes on where it stopped.
     _produce(settings, _feed(names, 100, 50))
@@ -164,3 +167,58 @@ def test_a_batch_written_again_adds_nothing(
     assert len(_stored(spark, location, "alerts")) == 8
     write_batch(batch, 8, **arguments)  # type: ignore[arg-type]  # a new batch id does write
     assert len(_stored(spark, location, "transactions")) == 80
+
+
+def test_upkeep_keeps_whole_days_within_retention_and_compacts_each_day_to_one_file(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    from services.history.upkeep import Upkeep
+
+    prefix = unique_name("hkeep") + "."
+    names = TopicNames(prefix)
+    topic = names.records("transactions")
+    create_topics([topic], 1)
+    today = dt.date(2026, 11, 27)
+    midnight_ms = int(dt.datetime(2026, 11, 27, tzinfo=dt.UTC).timestamp() * 1000)
+    encode = AvroSerializer("transaction").encode
+    # 70 days of event dates (today and the 69 before), two records a day, one in each batch.
+    records = [{**_transaction(i), "event_time": midnight_ms - (i % 70) * DAY_MS + 1000}
+               for i in range(140)]  # fmt: skip
+    _produce(mesh_settings, [(topic, encode(record)) for record in records])
+    location = (tmp_path / "tables").as_uri()
+    tables = [t for t in history_tables(names) if t.topic == topic]
+    for batch_id, (start, end) in enumerate([(0, 70), (70, 140)]):
+        batch = (
+            spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", mesh_settings.bootstrap_servers)
+            .option("subscribe", topic)
+            .option("startingOffsets", f'{{"{topic}": {{"0": {start}}}}}')
+            .option("endingOffsets", f'{{"{topic}": {{"0": {end}}}}}')
+            .load()
+        )
+        write_batch(batch, batch_id, location=location, tables=tables,
+                    catalogue=load_catalogue(), app_id="keep")  # fmt: skip
+    path = table_path(location, "transactions")
+    assert set(_files_per_day(spark, path).values()) == {2}
+
+    compacted = Upkeep(location, ["transactions", REJECTED], 60, 3600).run(spark, today=today)
+
+    kept = spark.read.format("delta").load(path)
+    days = sorted(str(r[0]) for r in kept.select("event_date").distinct().collect())
+    assert days[0] == str(today - dt.timedelta(days=60)) and days[-1] == str(today)
+    assert len(days) == 61 and kept.count() == 2 * 61
+    assert set(_files_per_day(spark, path).values()) == {1}
+    assert compacted["transactions"] > 0
+
+
+def _files_per_day(spark: Any, path: str) -> dict[str, int]:
+    """Event date -> data files of the table's current version."""
+    from pyspark.sql import functions as F
+
+    frame = spark.read.format("delta").load(path).withColumn("file", F.input_file_name())
+    rows = frame.groupBy("event_date").agg(F.countDistinct("file")).collect()
+    return {str(day): int(files) for day, files in rows}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +37,15 @@ def test_starting_offsets_go_one_past_what_is_stored_and_name_every_partition() 
         "records.transactions": {"0": EARLIEST, "1": 42, "2": EARLIEST},
         "alerts": {"0": 1},
     }
+
+
+def test_the_upkeep_clock_starts_with_the_history_and_survives_a_restart(tmp_path: Path) -> None:
+    from services.history.upkeep import Upkeep
+
+    clock = tmp_path / "cp" / "upkeep-at"
+    upkeep = Upkeep("file:///h", ["transactions"], 60, 3600, clock)
+    assert not upkeep.due(1_000_000.0)  # a new history: nothing to compact yet
+    assert not upkeep.due(1_000_000.0 + 3599)
+    restarted = Upkeep("file:///h", ["transactions"], 60, 3600, clock)
+    assert restarted.due(1_000_000.0 + 3600)
+    assert Upkeep("file:///h", [], 60, 3600).due(time.time())  # no clock file: due
