@@ -71,6 +71,7 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     """Run the query until a signal, a failure, or (``--once``) the end of what was there."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
     from services.history.query import start_history_query
+    from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
     from shared.spark_session import spark_session, stop_spark
 
     stopping = threading.Event()
@@ -83,11 +84,21 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
                           delta=True)  # fmt: skip
     query = start_history_query(spark, config, settings, catalogue)
     log.info("keeping the history of %s in %s", config.names.records_family, config.location)
-    while query.isActive and not stopping.is_set():
-        time.sleep(0.5)
-    failure = query.exception()
-    if query.isActive:
-        query.stop()  # between batches: a batch cut short is written again, once, next start
+    replays = 0
+    while True:
+        while query.isActive and not stopping.is_set():
+            time.sleep(0.5)
+        failure = query.exception()
+        if query.isActive:
+            query.stop()  # between batches: a batch cut short is written again, once, next start
+        if stopping.is_set() or not is_replay_metrics_fault(failure):
+            break
+        # The batch it replayed was written and committed; the next start goes on after it.
+        replays += 1
+        if replays > REPLAY_METRICS_RETRIES:
+            break
+        log.warning("the history query hit SPARK-55271 after replaying a batch; starting it again")
+        query = start_history_query(spark, config, settings, catalogue)
     stop_spark(spark, keep_archive=failure is None)
     if failure is not None:
         log.error("the history query failed: %s", failure)
