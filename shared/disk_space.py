@@ -34,12 +34,15 @@ class DiskSpace:
         if self.read_only:
             return "read-only"
         if self.free_bytes < FULL_BELOW_BYTES:
-            return f"no space left ({_size(self.free_bytes)} free of {_size(self.total_bytes)})"
+            return f"no space left ({self._free_of_total()})"
         if self.free_inodes == 0:
             return "no inodes left (no new file can be made)"
         if self.free_bytes < LOW_SHARE * self.total_bytes:
-            return f"low on space ({_size(self.free_bytes)} free of {_size(self.total_bytes)})"
+            return f"low on space ({self._free_of_total()})"
         return None
+
+    def _free_of_total(self) -> str:
+        return f"{size_text(self.free_bytes)} free of {size_text(self.total_bytes)}"
 
     @property
     def state(self) -> str:
@@ -71,7 +74,7 @@ class DiskSpace:
         """``/var/mesh  41.2 GiB free of 100 GiB`` or ``/var/mesh: no space left (...)``."""
         if self.problem:
             return f"{self.path}: {self.problem}"
-        return f"{self.path}  {_size(self.free_bytes)} free of {_size(self.total_bytes)}"
+        return f"{self.path}  {size_text(self.free_bytes)} free of {size_text(self.total_bytes)}"
 
 
 def disk_space(path: Path) -> DiskSpace:
@@ -89,7 +92,8 @@ def disk_space(path: Path) -> DiskSpace:
     )
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """``31.2 KiB``: a byte count as people read it."""
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= scale:
             return f"{count / scale:.1f} {unit}"

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: The local processes (and their folders under MESH_HOME) of the two Spark jobs and the notifier.
+#: The local processes (and their folders under MESH_HOME) of the Spark jobs and the notifier.
 INGEST, METRICS_AGGREGATOR, NOTIFIER = "ingest", "metrics_aggregator", "notifier"
+HISTORY = "history"
 #: How ingest routes, as its file says (services.ingest.trigger_mode decides which).
 REAL_TIME, MICRO_BATCH = "real-time", "micro-batch"
 
@@ -32,6 +33,17 @@ def ingest_status_file(home: Path) -> Path:
 def aggregator_status_file(home: Path) -> Path:
     """Where the running metrics aggregator keeps its figures (snapshots, series, InfluxDB)."""
     return home / METRICS_AGGREGATOR / "status.json"
+
+
+def history_location(home: Path, configured: str = "") -> str:
+    """Where the history's tables are: ``configured`` (MESH_HISTORY_LOCATION), else
+    ``file://$MESH_HOME/history/tables``."""
+    return configured or (home / HISTORY / "tables").resolve().as_uri()
+
+
+def history_checkpoint(home: Path) -> Path:
+    """The history query's checkpoint (its offsets and commits say how far it got)."""
+    return home / HISTORY / "checkpoint"
 
 
 def notifier_status_file(home: Path) -> Path:

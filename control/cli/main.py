@@ -14,6 +14,7 @@ from control.cli import (
     broker,
     compose,
     deploy,
+    history,
     ingest,
     produce,
     services,
@@ -24,7 +25,9 @@ from control.cli import (
 from shared.errors import MeshError
 from shared.settings import Settings
 
-VERB_MODULES = (world, status, deploy, services, ingest, broker, topics, produce, compose)
+VERB_MODULES = (
+    world, status, deploy, services, ingest, history, broker, topics, produce, compose,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import ConfigError
+from shared.service_files import HISTORY, history_checkpoint, history_location
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
-NAME = "history"
+NAME = HISTORY
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,9 @@ class HistoryConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> HistoryConfig:
-        home = settings.home / NAME
         values: dict[str, object] = {
-            "location": settings.history_location or (home / "tables").resolve().as_uri(),
-            "checkpoint_dir": home / "checkpoint",
+            "location": history_location(settings.home, settings.history_location),
+            "checkpoint_dir": history_checkpoint(settings.home),
             "topic_prefix": settings.topic_prefix,
             "days": settings.history_days,
         }

@@ -303,3 +303,57 @@ def _wait_for_a_batch_half_written(checkpoint: Path, location: str, timeout_s: f
                     return batch
         time.sleep(0.02)
     raise AssertionError("no batch was seen half written")
+
+
+def test_the_delta_log_read_without_spark_agrees_with_spark_past_a_checkpoint(
+    spark: Any, tmp_path: Path
+) -> None:
+    """shared.delta_log replays a checkpoint (here one every 3 commits; 10 by default) and the
+    commits after it: its live files, rows and partitions must be Spark's."""
+    from shared.delta_log import live_files, local_table
+
+    path = (tmp_path / "t").as_uri()
+    every_3 = "TBLPROPERTIES ('delta.checkpointInterval' = '3')"
+    spark.sql(f"CREATE TABLE delta.`{path}` (n LONG, event_date STRING) USING delta "
+              f"PARTITIONED BY (event_date) {every_3}")  # fmt: skip
+    for n in range(5):
+        rows = [(n, f"2026-11-{1 + n % 3:02d}")] * (n + 1)
+        frame = spark.createDataFrame(rows, "n long, event_date string")
+        frame.write.format("delta").mode("append").save(path)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE event_date = '2026-11-01'")
+    assert (tmp_path / "t" / "_delta_log" / "_last_checkpoint").exists()
+
+    files = live_files(local_table(path))
+    table = spark.read.format("delta").load(path)
+    assert sum(f.records for f in files) == table.count()
+    assert {Path(f.path).name for f in files} == {Path(p).name for p in table.inputFiles()}
+    assert {f.partition["event_date"] for f in files} == {"2026-11-02", "2026-11-03"}
+
+
+def test_mesh_history_lists_rows_days_and_lag(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from control.cli import history
+
+    prefix = unique_name("hls") + "."
+    names = TopicNames(prefix)
+    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 1)
+    settings = replace(mesh_settings, topic_prefix=prefix, home=tmp_path / "home")
+    config = HistoryConfig.from_settings(settings, once=True)
+    _produce(settings, _feed(names, 0, 30))
+    _run_once(spark, config, settings)
+    _produce(settings, _feed(names, 30, 10))  # not stored yet: the job is 10 + 2 + 2 behind
+
+    assert history.run(argparse.Namespace(), settings) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.strip().startswith("transactions"))
+    assert line.split()[1] == "30" and line.split()[4] == "3"  # rows, days
+    assert str(FIRST_DAY) in line and str(FIRST_DAY + dt.timedelta(days=2)) in line
+    assert "behind   14 records" in out
