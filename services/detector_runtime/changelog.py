@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
-from shared.kafka.changelog import replay_partitions
+from shared.kafka.changelog import partition_bounds, replay_partitions
 from shared.kafka.config import consumer_config
-from shared.kafka.inspect import watermarks
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -91,14 +90,11 @@ def restore_tasks(
     (an input with nothing committed is absent: none of its updates apply). ``stats`` gets a
     :class:`RestoreStats` per number, filled as the restore goes (read by the readiness gauge).
     """
-    from confluent_kafka import TopicPartition
-
     started = time.monotonic()
-    lows: dict[int, int] = {}
-    for number in states:
-        stats.setdefault(number, RestoreStats(number))
-        lows[number], high = watermarks(consumer, TopicPartition(topic, number), 10)
-        stats[number].total = max(high - lows[number], 0)
+    bounds = partition_bounds(consumer, topic, states)
+    lows = {number: low for number, (low, _) in bounds.items()}
+    for number, (low, high) in bounds.items():
+        stats.setdefault(number, RestoreStats(number)).total = max(high - low, 0)
     log.info("restoring %s %s: %d update(s) to read", topic, sorted(states),
              sum(s.total for s in stats.values()))  # fmt: skip
 
@@ -117,7 +113,7 @@ def restore_tasks(
         if counts.read % progress_every == 0:
             log.info("restoring %s[%d]: %d of %d", topic, number, counts.read, counts.total)
 
-    replay_partitions(consumer, topic, states, apply)
+    replay_partitions(consumer, topic, states, apply, bounds)
     seconds = time.monotonic() - started
     for number in states:
         counts = stats[number]

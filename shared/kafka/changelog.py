@@ -76,9 +76,23 @@ def replay_partition(
     return replay_partitions(consumer, topic, [partition], apply).get(partition, (0, 0))
 
 
-def replay_partitions(
-    consumer: Any, topic: str, partitions: Iterable[int], apply: Callable[[Any], None]
+def partition_bounds(
+    consumer: Any, topic: str, partitions: Iterable[int]
 ) -> dict[int, tuple[int, int]]:
+    """Each partition's (low, high) offsets now: what a replay of it covers."""
+    from confluent_kafka import TopicPartition
+
+    return {number: watermarks(consumer, TopicPartition(topic, number), 10)
+            for number in sorted(set(partitions))}  # fmt: skip
+
+
+def replay_partitions(
+    consumer: Any,
+    topic: str,
+    partitions: Iterable[int],
+    apply: Callable[[Any], None],
+    bounds: Mapping[int, tuple[int, int]] | None = None,
+) -> Mapping[int, tuple[int, int]]:
     """Hand every record of ``topic``'s ``partitions`` to ``apply`` (which reads
     ``message.partition()``), each partition in log order, up to the end it had when the replay
     began; returns each partition's (low, high), the offsets covered.
@@ -87,12 +101,13 @@ def replay_partitions(
     partitions pays for one consumer and one fetch session, not eight in turn. ``consumer`` is
     a consumer of the caller's own (not the group's: the group's members must never wait on a
     replay), which this assigns and leaves assigned; the caller closes it. Compaction leaves
-    gaps in the offsets, so a replay ends by position, not by count.
+    gaps in the offsets, so a replay ends by position, not by count. ``bounds`` are the
+    partitions' (low, high) when the caller already asked (:func:`partition_bounds`).
     """
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    bounds = {number: watermarks(consumer, TopicPartition(topic, number), 10)
-              for number in sorted(set(partitions))}  # fmt: skip
+    if bounds is None:
+        bounds = partition_bounds(consumer, topic, partitions)
     # Where each partition's replay stands; a partition leaves once it reaches its end.
     position = {number: low for number, (low, high) in bounds.items() if high > low}
     if not position:

@@ -75,6 +75,15 @@ def _feed(names: TopicNames, first: int, count: int) -> list[tuple[str, bytes]]:
     return messages
 
 
+def _history_topics(
+    label: str, create_topics: Callable[..., list[str]], partitions: int
+) -> TopicNames:
+    """The topic names under the prefix ``<label>.``, every history topic created."""
+    names = TopicNames(label + ".")
+    create_topics([table.topic for table in history_tables(names)], partitions)
+    return names
+
+
 def _stored(spark: Any, location: str, table: str) -> list[tuple[str, int, int]]:
     """(topic, partition, offset) of every row of ``table``."""
     frame = spark.read.format("delta").load(table_path(location, table))
@@ -96,10 +105,8 @@ def test_every_message_is_stored_once_across_reruns_and_a_lost_checkpoint(
     spark: Any,
     tmp_path: Path,
 ) -> None:
-    prefix = unique_name("hist") + "."
-    names = TopicNames(prefix)
-    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 2)
-    settings = replace(mesh_settings, topic_prefix=prefix)
+    names = _history_topics(unique_name("hist"), create_topics, 2)
+    settings = replace(mesh_settings, topic_prefix=names.prefix)
     config = HistoryConfig.from_settings(
         settings, location=(tmp_path / "tables").as_uri(), checkpoint_dir=tmp_path / "cp",
         once=True,
@@ -146,9 +153,7 @@ def test_a_batch_written_again_adds_nothing(
 ) -> None:
     """What Spark does after a kill between a batch's writes and its commit: the same batch id
     over the same offsets. The second write must be skipped by Delta, table by table."""
-    prefix = unique_name("hrep") + "."
-    names = TopicNames(prefix)
-    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 1)
+    names = _history_topics(unique_name("hrep"), create_topics, 1)
     _produce(mesh_settings, _feed(names, 0, 40))
     batch = (
         spark.read.format("kafka")
@@ -178,8 +183,7 @@ def test_upkeep_keeps_whole_days_within_retention_and_compacts_each_day_to_one_f
 ) -> None:
     from services.history.upkeep import Upkeep
 
-    prefix = unique_name("hkeep") + "."
-    names = TopicNames(prefix)
+    names = TopicNames(unique_name("hkeep") + ".")
     topic = names.records("transactions")
     create_topics([topic], 1)
     today = dt.date(2026, 11, 27)
@@ -240,15 +244,14 @@ def test_a_kill_9_mid_batch_then_a_restart_leaves_every_record_stored_once(
     import threading
     import time
 
-    prefix = unique_name("hkill") + "."
-    names = TopicNames(prefix)
-    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 2)
+    names = _history_topics(unique_name("hkill"), create_topics, 2)
     location = (tmp_path / "tables").as_uri()
     checkpoint = tmp_path / "cp"
     env = {**os.environ, "MESH_HOME": str(tmp_path / "home"), "PYSPARK_PYTHON": sys.executable,
            "MESH_BOOTSTRAP_SERVERS": mesh_settings.bootstrap_servers}  # fmt: skip
-    command = [sys.executable, "-m", "services.history", "--topic-prefix", prefix, "--location",
-               location, "--checkpoint-dir", str(checkpoint), "--trigger", "1"]  # fmt: skip
+    command = [sys.executable, "-m", "services.history", "--topic-prefix", names.prefix,
+               "--location", location, "--checkpoint-dir", str(checkpoint),
+               "--trigger", "1"]  # fmt: skip
     sent = 0
     flowing = threading.Event()
     flowing.set()
@@ -342,10 +345,8 @@ def test_mesh_history_lists_rows_days_and_lag(
 
     from control.cli import history
 
-    prefix = unique_name("hls") + "."
-    names = TopicNames(prefix)
-    create_topics([names.records("transactions"), names.records("logins"), names.alerts], 1)
-    settings = replace(mesh_settings, topic_prefix=prefix, home=tmp_path / "home")
+    names = _history_topics(unique_name("hls"), create_topics, 1)
+    settings = replace(mesh_settings, topic_prefix=names.prefix, home=tmp_path / "home")
     config = HistoryConfig.from_settings(settings, once=True)
     _produce(settings, _feed(names, 0, 30))
     _run_once(spark, config, settings)
