@@ -17,11 +17,11 @@ from pyspark.sql.streaming import StreamingQuery
 
 from services.history.config import HistoryConfig
 from services.history.resume import partition_counts, starting_offsets, stored_offsets
-from services.history.tables import REJECTED, history_tables
 from services.history.upkeep import Upkeep
 from services.history.writer import write_batch
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
+from shared.history_tables import REJECTED, history_tables
 from shared.settings import Settings
 
 QUERY_NAME = "history"

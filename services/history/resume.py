@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
-from services.history.tables import REJECTED, HistoryTable, table_path
+from shared.history_tables import REJECTED, HistoryTable, table_path
 from shared.kafka.config import admin_config
 from shared.settings import Settings
 

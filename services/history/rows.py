@@ -10,12 +10,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from shared.history_tables import EVENT_DATE
 from shared.spark_avro import DECODED, ERROR_CLASS, ERROR_MESSAGE
-
-#: The Kafka coordinates every history row carries (rejected rows too).
-COORDINATES = ["kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"]
-#: The partition column: the event time's UTC date (the session's time zone is UTC).
-EVENT_DATE = "event_date"
 
 
 def _coordinates() -> list[F.Column]:

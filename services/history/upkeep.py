@@ -24,8 +24,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql.utils import AnalysisException
 
-from services.history.rows import EVENT_DATE
-from services.history.tables import table_path
+from shared.history_tables import EVENT_DATE, table_path
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from services.history.rows import EVENT_DATE, history_rows, rejected_rows
-from services.history.tables import REJECTED, HistoryTable, table_path
+from services.history.rows import history_rows, rejected_rows
 from shared.avro.catalogue import Catalogue
+from shared.history_tables import EVENT_DATE, REJECTED, HistoryTable, table_path
 from shared.spark_avro import classify, invalid, valid
 
 log = logging.getLogger(__name__)

@@ -484,6 +484,11 @@ class TaskState:
         self._dirty.clear()
         return changes
 
+    def forget_changes(self) -> None:
+        """Drop the changes since the last drain unwritten: a replay that keeps no changelog
+        (the backtest) would otherwise hold every slot it touched."""
+        self._dirty.clear()
+
     def restore(self, key: bytes, value: bytes | None) -> None:
         """Apply one changelog update (the caller filters by committed offset)."""
         parts = decode_key(key)

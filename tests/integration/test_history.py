@@ -14,10 +14,10 @@ import pytest
 
 from services.history.config import HistoryConfig
 from services.history.query import app_id, start_history_query
-from services.history.tables import REJECTED, history_tables, table_path
 from services.history.writer import write_batch
 from shared.avro import AvroSerializer
 from shared.avro.catalogue import load_catalogue
+from shared.history_tables import REJECTED, history_tables, table_path
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 

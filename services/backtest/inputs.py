@@ -1,0 +1,133 @@
+"""A detector's inputs, read from the history and put in the order the streaming runtime saw them.
+
+Live, one task of a detector reads partition *p* of each of its input topics, and a record
+reaches ``detect`` in offset order within its topic partition. The replay gets the same: rows
+are grouped by Kafka partition number (one Spark partition holds whole Kafka partitions) and
+sorted, within each, by offset. A detector with two inputs (new_country) read both partitions
+*p* interleaved in the order the records arrived; the history keeps each record's Kafka
+timestamp, so the two are merged by it. To keep each topic's own offset order even where a
+producer's clock stepped back, the merge key is the largest timestamp seen so far in that topic
+partition (a running max, ordered by offset), then topic, then offset.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from services.backtest.errors import BacktestError
+from services.backtest.replay import (
+    OFFSET,
+    ORDER,
+    PARTITION,
+    RECORD_TYPE,
+    TIMESTAMP_MS,
+    TOPIC,
+    RecordShape,
+)
+from shared.history_tables import COORDINATES, EVENT_DATE, table_path
+
+#: History columns that are not the record's own fields.
+NOT_FIELDS = {*COORDINATES, EVENT_DATE}
+
+
+def read_history(
+    spark: SparkSession,
+    location: str,
+    inputs: Sequence[str],
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+) -> tuple[dict[str, DataFrame], dict[str, int]]:
+    """Each input's history table between the two event dates (inclusive), and the Delta version
+    read: the table is pinned to it, so a rerun against that version sees the same rows (Delta's
+    time travel, ``versionAsOf``) whatever the history job appended since."""
+    frames: dict[str, DataFrame] = {}
+    versions: dict[str, int] = {}
+    for kind in inputs:
+        path = table_path(location, kind)
+        version = _latest_version(spark, path)
+        frame = spark.read.format("delta").option("versionAsOf", version).load(path)
+        if date_from is not None:
+            frame = frame.where(F.col(EVENT_DATE) >= F.lit(date_from))
+        if date_to is not None:
+            frame = frame.where(F.col(EVENT_DATE) <= F.lit(date_to))
+        frames[kind], versions[kind] = frame, version
+    return frames, versions
+
+
+def _latest_version(spark: SparkSession, path: str) -> int:
+    try:
+        rows = spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()
+    except Exception as exc:  # Spark's AnalysisException: not a Delta table, or unreadable
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BacktestError(
+            f"cannot read the history table {path}: {reason[:200]} (is MESH_HISTORY_LOCATION "
+            "right, and has `python -m services.history` stored anything yet?)"
+        ) from None
+    return int(rows[0]["version"])
+
+
+def replay_order(frames: Mapping[str, DataFrame]) -> tuple[DataFrame, RecordShape]:
+    """The rows of every input as replay rows (see :mod:`services.backtest.replay`), one Spark
+    partition per Kafka partition number, sorted as the runtime read them."""
+    shape = RecordShape(
+        fields={kind: _fields(frame) for kind, frame in frames.items()},
+        maps={kind: _map_fields(frame) for kind, frame in frames.items()},
+    )
+    merged = len(frames) > 1
+    parts = [_replay_rows(kind, frame, merged) for kind, frame in frames.items()]
+    rows = parts[0]
+    for part in parts[1:]:
+        rows = rows.unionByName(part, allowMissingColumns=True)
+    numbers = max(rows.select(PARTITION).distinct().count(), 1)
+    ordered = rows.repartitionByRange(numbers, PARTITION).sortWithinPartitions(
+        PARTITION, ORDER, TOPIC, OFFSET
+    )
+    return ordered, shape
+
+
+def _fields(frame: DataFrame) -> list[str]:
+    return [name for name in frame.columns if name not in NOT_FIELDS]
+
+
+def _map_fields(frame: DataFrame) -> list[str]:
+    return [
+        f.name
+        for f in frame.schema.fields
+        if f.name not in NOT_FIELDS and isinstance(f.dataType, T.MapType)
+    ]
+
+
+def _replay_rows(kind: str, frame: DataFrame, merged: bool) -> DataFrame:
+    """One input's rows: replay columns, then its fields with timestamps as epoch ms (Avro's
+    ``timestamp-millis`` is a long live; Spark reads it as a timestamp)."""
+    fields = [
+        F.unix_millis(F.col(f.name)).alias(f.name)
+        if isinstance(f.dataType, T.TimestampType)
+        else F.col(f.name)
+        for f in frame.schema.fields
+        if f.name not in NOT_FIELDS
+    ]
+    timestamp_ms = F.unix_millis(F.col("kafka_timestamp"))
+    if merged:
+        seen_so_far = (
+            Window.partitionBy("kafka_topic", "kafka_partition")
+            .orderBy("kafka_offset")
+            .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        )
+        order = F.max(timestamp_ms).over(seen_so_far)
+    else:
+        order = F.col("kafka_offset")
+    return frame.select(
+        F.lit(kind).alias(RECORD_TYPE),
+        F.col("kafka_partition").alias(PARTITION),
+        F.col("kafka_topic").alias(TOPIC),
+        F.col("kafka_offset").alias(OFFSET),
+        order.alias(ORDER),
+        timestamp_ms.alias(TIMESTAMP_MS),
+        *fields,
+    )
