@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from control.cli import (
+    backtest,
     broker,
     compose,
     deploy,
@@ -26,7 +27,7 @@ from shared.errors import MeshError
 from shared.settings import Settings
 
 VERB_MODULES = (
-    world, status, deploy, services, ingest, history, broker, topics, produce, compose,
+    world, status, deploy, services, ingest, history, backtest, broker, topics, produce, compose,
 )  # fmt: skip
 
 
