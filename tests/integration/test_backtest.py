@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -62,12 +61,19 @@ def stored(
     invented = {**deployed[0], "alert_id": "f" * 32, "source_record_id": "txn_invented",
                 "customer_id": "cus_invented"}  # fmt: skip
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20})
-    encoders = {kind: AvroSerializer(schema).encode
-                for kind, schema in {"transactions": "transaction", "logins": "login"}.items()}
+    encoders = {
+        kind: AvroSerializer(schema).encode
+        for kind, schema in {"transactions": "transaction", "logins": "login"}.items()
+    }
     for n, (kind, record) in enumerate(records):
         key = record["customer_id"].encode()
-        producer.produce(names.records(kind), encoders[kind](record), key,
-                         partition=partition_for(key, PARTITIONS), timestamp=START_MS + n)
+        producer.produce(
+            names.records(kind),
+            encoders[kind](record),
+            key,
+            partition=partition_for(key, PARTITIONS),
+            timestamp=START_MS + n,
+        )
     encode_alert = AvroSerializer("alert").encode
     for alert in [*deployed, invented]:
         producer.produce(names.alerts, encode_alert(alert), alert["customer_id"].encode())
@@ -87,8 +93,9 @@ def stored(
 
 def _generated() -> list[tuple[str, dict[str, Any]]]:
     """The valid records of a seeded stream, decoded as the runtime decodes them."""
-    decoders = {"transactions": AvroDeserializer("transaction"), "logins": AvroDeserializer("login")}
-    encoders = {"transactions": AvroSerializer("transaction"), "logins": AvroSerializer("login")}
+    schemas = {"transactions": "transaction", "logins": "login"}
+    decoders = {kind: AvroDeserializer(schema) for kind, schema in schemas.items()}
+    encoders = {kind: AvroSerializer(schema) for kind, schema in schemas.items()}
     out = []
     for generated in generate(StreamConfig(start_time_ms=START_MS, count=RECORDS, seed=31)):
         kind = generated.topic_suffix
