@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from bench.result import Result
 from bench.scenarios import (
+    backtest,
     cold_start,
     containers,
     deploy,
@@ -40,4 +41,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "cold_start": cold_start.run_cold_start,
     "containers": containers.run_all,
     "notifier": notifier.run_all,
+    "backtest": backtest.run_backtest_bench,
 }

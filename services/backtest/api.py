@@ -64,7 +64,7 @@ def backtest(detector: Detector, history: DataFrame | Mapping[str, DataFrame]) -
 def replay_history(detector: Detector, history: DataFrame | Mapping[str, DataFrame]) -> Replay:
     """:func:`backtest`, with the counts the command line prints."""
     frames = _by_input(detector, history)
-    ordered, shape = replay_order(frames)
+    ordered, shape = replay_order(frames, detector.stateful)
     spark = ordered.sparkSession
     counts = spark.sparkContext.accumulator(ReplayCounts(), _CountsParam())
     _ship_by_value(detector)

@@ -77,9 +77,14 @@ def replay(
     counts: ReplayCounts | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Feed every row of ``batches`` to ``detect``; yield the alerts of each batch as Arrow."""
+    """Feed every row of ``batches`` to ``detect``; yield the alerts of each batch as Arrow.
+
+    A stateful detector's rows must come partition by partition (each partition's task is
+    dropped when the next begins); a stateless one's may come in any order."""
     counts = counts if counts is not None else ReplayCounts()
     timestamp = [0]
+    tasks: dict[int, Task] = {}
+    stateful = detector.stateful
     task: Task | None = None
     seen = 0
     for batch in batches:
@@ -88,24 +93,33 @@ def replay(
         topics, offsets, times = columns[TOPIC], columns[OFFSET], columns[TIMESTAMP_MS]
         records = _records(columns, types, shape)
         alerts: list[dict[str, Any]] = []
-        for i, record in enumerate(records):
-            if task is None or task.partition != partitions[i]:
-                task = Task(detector, partitions[i], clock=lambda: timestamp[0],
-                            retry=NO_WAIT_RETRY, sleep=lambda _: None)  # fmt: skip
+        rows = zip(types, records, partitions, topics, offsets, times, strict=True)
+        for kind, record, partition, topic, offset, at in rows:
+            if task is None or task.partition != partition:
+                if stateful:  # the previous partition is done: its state can go
+                    tasks.clear()
+                task = tasks.get(partition)
+                if task is None:
+                    task = tasks[partition] = Task(
+                        detector, partition, clock=lambda: timestamp[0], retry=NO_WAIT_RETRY,
+                        sleep=lambda _: None,
+                    )  # fmt: skip
                 seen = 0
-            timestamp[0] = times[i]
-            outcome = task.process(types[i], record, topics[i], offsets[i])
-            if outcome.error is not None:
+            timestamp[0] = at
+            outcome = task.process(kind, record, topic, offset)
+            if outcome.alerts:
+                alerts.extend(outcome.alerts)
+            elif outcome.error is not None:
                 counts.failures += 1
                 counts.first_failure = counts.first_failure or (
-                    f"{topics[i]}[{partitions[i]}]@{offsets[i]}: "
+                    f"{topic}[{partition}]@{offset}: "
                     f"{type(outcome.error).__name__}: {outcome.error}"
                 )
-            alerts.extend(outcome.alerts)
-            seen += 1
-            if seen % EXPIRE_EVERY == 0:
-                task.state.expire()
-                task.state.forget_changes()
+            if stateful:
+                seen += 1
+                if seen % EXPIRE_EVERY == 0:
+                    task.state.expire()
+                    task.state.forget_changes()
         counts.records += len(records)
         if on_progress is not None:
             on_progress(len(records))

@@ -1,0 +1,168 @@
+"""The batch half: the history job's write rate, and backtests over what it stored.
+
+One feed of generator records (1 000 000 in all, transactions and logins, 8 partitions) is
+produced once. Then, in the same run:
+
+- the history job (``services.history``'s query, ``--once``, local[2]) stores it: records/s;
+- each reference detector is backtested over the stored history on local[2]
+  (``run_backtest``, what ``mesh backtest`` runs): records/s, as a ratio to the streaming
+  runtime draining the same topics (one instance, in-process) and to two ceilings: a plain
+  Spark read of the same tables (every column, nothing done with it) and the backtest's whole
+  pipeline with a detector that does nothing (read, order, Arrow, records as dicts).
+
+From the backtest rates: what 60 days at 25 M records a day (1.5 billion) take on these 2 cores.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from bench.drain import drain
+from bench.kafka_fixture import create_topic
+from bench.result import Result
+from shared.detector import Context, detector
+from shared.settings import Settings
+from testkit.detector_runs import produce_feed
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
+
+COUNT = 1_000_000
+PARTITIONS = 8
+DETECTORS = ("large_amount", "velocity", "new_country")
+#: The seeds' history: 60 days at 25 M records a day.
+HISTORY_RECORDS = 60 * 25_000_000
+
+
+@detector(name="noop", version="1", inputs=["transactions"])
+def noop(record: dict[str, Any], ctx: Context) -> None:
+    """Nothing: what the replay costs without a detector's own work."""
+
+
+def run_backtest_bench(settings: Settings) -> list[Result]:
+    from services.backtest.workflow import run_backtest
+    from services.history.config import HistoryConfig
+    from services.history.query import start_history_query
+    from shared.avro.catalogue import load_catalogue
+    from shared.detector.loading import load_detector
+    from shared.history_tables import table_path
+    from shared.spark_session import spark_session, stop_spark
+
+    prefix = f"bench.hist.{uuid.uuid4().hex[:8]}."
+    topics = {
+        kind: create_topic(settings, "", PARTITIONS, name=f"{prefix}records.{kind}")
+        for kind in ("transactions", "logins")
+    }
+    create_topic(settings, "", PARTITIONS, name=f"{prefix}alerts")
+    start_ms = int(time.time() * 1000) - 2 * 86_400_000  # within the history's retention
+    counts = produce_feed(
+        settings, topics, valid_records(StreamConfig(start_time_ms=start_ms, count=COUNT, seed=7))
+    )
+    stored = sum(counts.values())
+    home = settings.home / "bench-backtest" / uuid.uuid4().hex[:8]
+    history_settings = replace(settings, home=home, topic_prefix=prefix)
+    config = HistoryConfig.from_settings(history_settings, once=True)
+    spark = spark_session("bench-backtest", history_settings, "local[2]", 2, delta=True)
+    rows: list[Result] = []
+    try:
+        started = time.perf_counter()
+        query = start_history_query(spark, config, history_settings, load_catalogue())
+        query.awaitTermination()
+        if query.exception() is not None:
+            raise RuntimeError(f"the history job failed: {query.exception()}")
+        history_s = time.perf_counter() - started
+        rows.append(
+            Result(
+                "history_write",
+                stored,
+                history_s,
+                notes=f"history job --once, local[2], Delta, {PARTITIONS} partitions",
+            )
+        )
+        ceiling = _plain_read(spark, table_path(config.location, "transactions"))
+        rows.append(
+            Result(
+                "history_plain_read",
+                ceiling[0],
+                ceiling[1],
+                notes="Spark reads every column of transactions (noop sink)",
+            )
+        )
+        out = home / "backtests"
+        nothing = run_backtest(spark, noop, config.location, None, None, out / "noop")
+        rows.append(
+            Result(
+                "backtest_noop",
+                nothing.records,
+                nothing.seconds,
+                notes="backtest pipeline, a detect() that does nothing",
+            )
+        )
+        for name in DETECTORS:
+            found, _ = load_detector(f"detectors.{name}")
+            summary = run_backtest(spark, found, config.location, None, None, out / name)
+            rows.append(
+                Result(
+                    f"backtest_{name}",
+                    summary.records,
+                    summary.seconds,
+                    notes=f"local[2], {summary.alerts} alerts",
+                    extra={"alerts": summary.alerts},
+                )
+            )
+    finally:
+        stop_spark(spark, keep_archive=False)
+    for name in DETECTORS:
+        rows.append(_drained(settings, name, topics, counts))
+    return _with_ratios(rows)
+
+
+def _plain_read(spark: Any, path: str) -> tuple[int, float]:
+    frame = spark.read.format("delta").load(path)
+    records = frame.count()
+    started = time.perf_counter()
+    frame.write.format("noop").mode("overwrite").save()
+    return records, time.perf_counter() - started
+
+
+def _drained(
+    settings: Settings, name: str, topics: dict[str, str], counts: dict[str, int]
+) -> Result:
+    from shared.detector.loading import load_detector
+
+    found, _ = load_detector(f"detectors.{name}")
+    prefix = f"bench.histdrain.{uuid.uuid4().hex[:8]}."
+    for suffix in ("alerts", "detectors.dlq"):
+        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    inputs = {kind: topics[kind] for kind in found.inputs}
+    figures = drain(settings, name, inputs, prefix, sum(counts[k] for k in found.inputs))
+    return Result(
+        f"drain_{name}",
+        figures["records"],
+        figures["seconds"],
+        notes=f"streaming runtime, 1 instance, same topics, {figures['alerts']} alerts",
+    )
+
+
+def _with_ratios(rows: list[Result]) -> list[Result]:
+    """Each backtest row's notes gain its ratio to the runtime's drain of the same records and
+    to the two ceilings, and how long 60 days at 25 M a day would take at its rate."""
+    by_name = {row.scenario: row for row in rows}
+    plain, nothing = by_name["history_plain_read"].rate, by_name["backtest_noop"].rate
+    for name in DETECTORS:
+        row, drained = by_name[f"backtest_{name}"], by_name[f"drain_{name}"]
+        hours = HISTORY_RECORDS / row.rate / 3600 if row.rate else float("inf")
+        row.notes += (
+            f"; {row.rate / drained.rate:.2f}x the runtime's drain, "
+            f"{row.rate / nothing:.2f} of the no-op backtest, "
+            f"{row.rate / plain:.3f} of a plain read; 1.5 G records: {hours:.1f} h"
+        )
+        row.extra.update(
+            vs_drain=row.rate / drained.rate,
+            vs_noop=row.rate / nothing,
+            vs_plain_read=row.rate / plain,
+            hours_for_1_5g=hours,
+        )
+    return rows
