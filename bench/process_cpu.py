@@ -23,6 +23,7 @@ _PARTS = (
     ("kafka.Kafka", "broker"),
     ("services.ingest", "ingest (Spark)"),
     ("services.metrics_aggregator", "metrics aggregator (Spark)"),
+    ("services.history", "history (Spark)"),
     ("services.notifier", "notifier"),
     ("tools.webhook_receiver", "webhook receiver"),
     ("control.supervisor", "supervisors"),

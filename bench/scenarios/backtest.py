@@ -23,7 +23,7 @@ from typing import Any
 from bench.drain import drain
 from bench.kafka_fixture import create_topic
 from bench.result import Result
-from shared.detector import Context, detector
+from shared.detector import Context, Detector, KeyValue, detector
 from shared.settings import Settings
 from testkit.detector_runs import produce_feed
 from tools.loadgen import StreamConfig
@@ -38,7 +38,12 @@ HISTORY_RECORDS = 60 * 25_000_000
 
 @detector(name="noop", version="1", inputs=["transactions"])
 def noop(record: dict[str, Any], ctx: Context) -> None:
-    """Nothing: what the replay costs without a detector's own work."""
+    """Nothing: what the replay costs without a detector's own work (read as it lies)."""
+
+
+@detector(name="noop_ordered", version="1", inputs=["transactions"], state=[KeyValue("unused")])
+def noop_ordered(record: dict[str, Any], ctx: Context) -> None:
+    """Nothing, but declared stateful: the replay's cost with its rows put in Kafka order."""
 
 
 def run_backtest_bench(settings: Settings) -> list[Result]:
@@ -72,46 +77,50 @@ def run_backtest_bench(settings: Settings) -> list[Result]:
         query.awaitTermination()
         if query.exception() is not None:
             raise RuntimeError(f"the history job failed: {query.exception()}")
-        history_s = time.perf_counter() - started
         rows.append(
             Result(
                 "history_write",
                 stored,
-                history_s,
+                time.perf_counter() - started,
                 notes=f"history job --once, local[2], Delta, {PARTITIONS} partitions",
             )
         )
-        ceiling = _plain_read(spark, table_path(config.location, "transactions"))
+        read, read_s = _plain_read(spark, table_path(config.location, "transactions"))
         rows.append(
             Result(
                 "history_plain_read",
-                ceiling[0],
-                ceiling[1],
+                read,
+                read_s,
                 notes="Spark reads every column of transactions (noop sink)",
             )
         )
+
+        def backtested(found: Detector, name: str, notes: str) -> Result:
+            summary = run_backtest(spark, found, config.location, None, None, out / name)
+            return Result(
+                name,
+                summary.records,
+                summary.seconds,
+                notes=notes,
+                extra={"alerts": summary.alerts},
+            )
+
         out = home / "backtests"
-        nothing = run_backtest(spark, noop, config.location, None, None, out / "noop")
+        backtested(noop, "warm-up", "")  # the JIT and the Python workers, for every row after
+        rows.append(backtested(noop, "backtest_noop", "a detect() that does nothing, stateless"))
         rows.append(
-            Result(
-                "backtest_noop",
-                nothing.records,
-                nothing.seconds,
-                notes="backtest pipeline, a detect() that does nothing",
+            backtested(
+                noop_ordered,
+                "backtest_noop_ordered",
+                "the same, stateful: rows put in Kafka order (shuffle, sort)",
             )
         )
         for name in DETECTORS:
             found, _ = load_detector(f"detectors.{name}")
-            summary = run_backtest(spark, found, config.location, None, None, out / name)
-            rows.append(
-                Result(
-                    f"backtest_{name}",
-                    summary.records,
-                    summary.seconds,
-                    notes=f"local[2], {summary.alerts} alerts",
-                    extra={"alerts": summary.alerts},
-                )
-            )
+            kind = "stateful" if found.stateful else "stateless"
+            row = backtested(found, f"backtest_{name}", "")
+            row.notes = f"local[2], {kind}, {row.extra['alerts']:.0f} alerts"
+            rows.append(row)
     finally:
         stop_spark(spark, keep_archive=False)
     for name in DETECTORS:
@@ -150,9 +159,11 @@ def _with_ratios(rows: list[Result]) -> list[Result]:
     """Each backtest row's notes gain its ratio to the runtime's drain of the same records and
     to the two ceilings, and how long 60 days at 25 M a day would take at its rate."""
     by_name = {row.scenario: row for row in rows}
-    plain, nothing = by_name["history_plain_read"].rate, by_name["backtest_noop"].rate
+    plain = by_name["history_plain_read"].rate
     for name in DETECTORS:
         row, drained = by_name[f"backtest_{name}"], by_name[f"drain_{name}"]
+        stateless = "stateless" in row.notes
+        nothing = by_name["backtest_noop" if stateless else "backtest_noop_ordered"].rate
         hours = HISTORY_RECORDS / row.rate / 3600 if row.rate else float("inf")
         row.notes += (
             f"; {row.rate / drained.rate:.2f}x the runtime's drain, "

@@ -4,10 +4,11 @@ Live, one task of a detector reads partition *p* of each of its input topics, an
 reaches ``detect`` in offset order within its topic partition. The replay gets the same: rows
 are grouped by Kafka partition number (one Spark partition holds whole Kafka partitions) and
 sorted, within each, by offset. A detector with two inputs (new_country) read both partitions
-*p* interleaved in the order the records arrived; the history keeps each record's Kafka
-timestamp, so the two are merged by it. To keep each topic's own offset order even where a
-producer's clock stepped back, the merge key is the largest timestamp seen so far in that topic
-partition (a running max, ordered by offset), then topic, then offset.
+*p* interleaved in about the order the records arrived; the history keeps each record's Kafka
+timestamp, so the two are merged by it (then topic, then offset). That keeps every customer's
+own records in offset order: one customer's records are routed by one ingest task, whose
+producer stamps them in order, so only records of different customers can share or swap a
+millisecond, and they share nothing but the task's stream time.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -82,16 +83,18 @@ def replay_order(
         fields={kind: _fields(frame) for kind, frame in frames.items()},
         maps={kind: _map_fields(frame) for kind, frame in frames.items()},
     )
-    merged = stateful and len(frames) > 1
+    merged = len(frames) > 1
     parts = [_replay_rows(kind, frame, merged) for kind, frame in frames.items()]
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part, allowMissingColumns=True)
     if not stateful:
         return rows.drop(ORDER), shape
-    numbers = max(rows.select(PARTITION).distinct().count(), 1)
-    # Hashed, not ranged: a range needs a sampling pass over everything upstream. Two Kafka
-    # partitions may share a Spark partition; sorted by partition first, each is still whole.
+    spark = rows.sparkSession
+    numbers = 2 * max(spark.sparkContext.defaultParallelism, 1)
+    # Hashed, not ranged (a range needs a sampling pass over everything upstream), into twice
+    # as many Spark partitions as task slots. Kafka partitions may share a Spark partition;
+    # sorted by partition first, each is still whole and in order.
     ordered = rows.repartition(numbers, PARTITION).sortWithinPartitions(
         PARTITION, ORDER, TOPIC, OFFSET
     )
@@ -121,15 +124,7 @@ def _replay_rows(kind: str, frame: DataFrame, merged: bool) -> DataFrame:
         if f.name not in NOT_FIELDS
     ]
     timestamp_ms = F.unix_millis(F.col("kafka_timestamp"))
-    if merged:
-        seen_so_far = (
-            Window.partitionBy("kafka_topic", "kafka_partition")
-            .orderBy("kafka_offset")
-            .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-        )
-        order = F.max(timestamp_ms).over(seen_so_far)
-    else:
-        order = F.col("kafka_offset")
+    order = timestamp_ms if merged else F.col("kafka_offset")
     return frame.select(
         F.lit(kind).alias(RECORD_TYPE),
         F.col("kafka_partition").alias(PARTITION),

@@ -12,6 +12,7 @@ def test_each_part_of_the_mesh_is_named_by_its_command_line() -> None:
     python = "/work/.venv/bin/python"
     assert part_of([python, "-m", "services.ingest.job"]) == "ingest (Spark)"
     assert part_of([python, "-m", "services.metrics_aggregator"]) == "metrics aggregator (Spark)"
+    assert part_of([python, "-m", "services.history"]) == "history (Spark)"
     runtime = [python, "-m", "services.detector_runtime", "/h/releases/1-1.0.0",
                "--instance-id", "detector-velocity-r1-0"]  # fmt: skip
     assert part_of(runtime) == "detector detector-velocity-r1-0"
