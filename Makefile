@@ -71,7 +71,7 @@ test-unit: $(STAMP) ## Only the fast tests that need no broker
 # (new_country remembers countries) raise its planted alerts too.
 DEMO_SEED := $(shell date +%s)
 
-demo: jars ## Start the local mesh, produce sample records, show them routed, counted and alerted (with traces)
+demo: jars ## Start the local mesh, produce sample records, show them routed, counted and alerted (with traces), then backtest a detector over the history
 	@$(BIN)/python -m control.servers.influx_install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
 	@$(BIN)/python -m control.servers.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
@@ -82,6 +82,10 @@ demo: jars ## Start the local mesh, produce sample records, show them routed, co
 	$(BIN)/mesh topics list
 	$(BIN)/python -m tools.loadgen.score --seed $(DEMO_SEED)
 	$(BIN)/python -m tools.notification_summary --seed $(DEMO_SEED)
+	@# The batch half: the history job stores what the demo made (a batch a minute), then a
+	@# backtest of velocity over it is compared with what the deployed velocity raised.
+	$(BIN)/mesh history --wait 240
+	$(BIN)/mesh backtest detectors/velocity --compare velocity
 	$(BIN)/mesh status
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 

@@ -113,6 +113,11 @@ class TopicNames:
         """How the consumer groups of the metrics aggregator's Spark sources start."""
         return f"{self.prefix}metrics-aggregator"
 
+    @property
+    def history_group_prefix(self) -> str:
+        """How the consumer groups of the history job's Spark source start."""
+        return f"{self.prefix}history"
+
     def detector_group(self, detector: str) -> str:
         """The consumer group of every instance of one detector."""
         return f"{self.prefix}detector.{detector}"

@@ -52,6 +52,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _ingest_line(settings)
     _influx_line(settings)
     _aggregator_line(settings)
+    _history_line(settings)
     _notifier_line(settings)
     _traces_line(settings)
     _detector_lines(settings, bootstrap)
@@ -219,6 +220,23 @@ def _aggregator_line(settings: Settings) -> None:
         )
     state, text = _supervised(process, info)
     print(f"metrics  {state:<6} {text}  {figures}; {sink}")
+
+
+def _history_line(settings: Settings) -> None:
+    """The history job: up or down, and how many records it is behind the topics."""
+    from control.cli.history import records_behind
+    from control.launch.history import history_process
+    from shared.service_files import history_checkpoint
+
+    process = history_process(settings)
+    info = process.running()
+    if info is None:
+        print("history  DOWN   (start it with `mesh up`)")
+        return
+    state, text = _supervised(process, info)
+    print(
+        f"history  {state:<6} {text}  {records_behind(settings, history_checkpoint(settings.home))}"
+    )
 
 
 def _notifier_line(settings: Settings) -> None:

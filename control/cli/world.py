@@ -1,10 +1,9 @@
 """``mesh up|down|status|describe``: the embedded local mesh as a whole.
 
 The mesh is the broker, the declared topics, InfluxDB (when installed), the ingest job, the
-metrics aggregator, every deployed detector (the reference ones under detectors/ are deployed
-by the first ``up``) and the notifier (with the shipped rules, the loopback webhook receiver
-they name too). ``mesh status`` lives in
-:mod:`control.cli.status`.
+metrics aggregator, the history job, every deployed detector (the reference ones under
+detectors/ are deployed by the first ``up``) and the notifier (with the shipped rules, the
+loopback webhook receiver they name too). ``mesh status`` lives in :mod:`control.cli.status`.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     state = "started" if started else "already running:"
     print(f"{state} ingest pid {info.pid} (log: {settings.home / 'ingest' / 'ingest.log'})")
     _start_aggregator(settings)
+    _start_history(settings)
     lifecycle.up(settings)
     _start_notifier(settings)
     if args.wait:
@@ -129,6 +129,16 @@ def _start_aggregator(settings: Settings) -> None:
     print(f"{state} metrics aggregator pid {info.pid} (log: {log})")
 
 
+def _start_history(settings: Settings) -> None:
+    from control.launch.history import history_process, start_history
+    from control.security.logins import service_login
+
+    info, started = start_history(settings, service_login(settings, "history"))
+    state = "started" if started else "already running:"
+    print(f"{state} history pid {info.pid} (log: {history_process(settings).log_file}; "
+          "`mesh history` shows what it keeps)")  # fmt: skip
+
+
 def _start_notifier(settings: Settings) -> None:
     """The notifier, and with the shipped rules the loopback receiver their webhook names."""
     from control.launch.notifier import (
@@ -164,6 +174,7 @@ def _start_notifier(settings: Settings) -> None:
 def down(args: argparse.Namespace, settings: Settings) -> int:
     from control.deploy import lifecycle
     from control.launch.aggregator import aggregator_process
+    from control.launch.history import history_process
     from control.launch.ingest import ingest_process
     from control.launch.notifier import notifier_process, receiver_process
     from control.servers.influx import LocalInflux
@@ -174,6 +185,8 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")
     stopped = aggregator_process(settings).stop()
     print(f"stopped aggregator pid {stopped.pid}" if stopped else "aggregator was not running")
+    stopped = history_process(settings).stop()
+    print(f"stopped history pid {stopped.pid}" if stopped else "history was not running")
     stopped = notifier_process(settings).stop()
     print(f"stopped notifier pid {stopped.pid}" if stopped else "notifier was not running")
     if receiver_process(settings).stop():

@@ -47,6 +47,10 @@ def aggregator_principal(names: TopicNames) -> str:
     return f"{names.prefix}metrics-aggregator"
 
 
+def history_principal(names: TopicNames) -> str:
+    return f"{names.prefix}history"
+
+
 def ingest_grants(names: TopicNames) -> list[Grant]:
     """Ingest reads every raw topic (it subscribes by pattern, so by prefix) and owns the
     records family (``records.<type>`` and ``records.invalid``, by prefix: a new record type
@@ -67,6 +71,16 @@ def aggregator_grants(names: TopicNames) -> list[Grant]:
         Grant(TOPIC, names.metrics, READ), Grant(TOPIC, names.windows, READ),
         *_writes(names.metrics_dlq, names.metrics),
         Grant(GROUP, names.aggregator_group_prefix, READ, prefixed=True),
+    })  # fmt: skip
+
+
+def history_grants(names: TopicNames) -> list[Grant]:
+    """The history job only reads: every ``records.*`` topic (by prefix: a new record type needs
+    no new grant) and the alerts."""
+    return sorted({
+        Grant(TOPIC, f"{names.prefix}records.", READ, prefixed=True),
+        Grant(TOPIC, names.alerts, READ),
+        Grant(GROUP, names.history_group_prefix, READ, prefixed=True),
     })  # fmt: skip
 
 

@@ -36,7 +36,8 @@ def login_env(
 
 
 def service_login(settings: Settings, service: str) -> dict[str, str]:
-    """The login of ``ingest``, ``aggregator`` or ``notifier``; empty on a plaintext mesh."""
+    """The login of ``ingest``, ``aggregator``, ``notifier`` or ``history``; empty on a
+    plaintext mesh."""
     if not local_secure(settings):
         return {}
     names = TopicNames.of(settings)
@@ -44,6 +45,7 @@ def service_login(settings: Settings, service: str) -> dict[str, str]:
         "ingest": (grants.ingest_principal(names), grants.ingest_grants(names)),
         "aggregator": (grants.aggregator_principal(names), grants.aggregator_grants(names)),
         "notifier": (grants.notifier_principal(names), grants.notifier_grants(names)),
+        "history": (grants.history_principal(names), grants.history_grants(names)),
     }[service]
     return login_env(settings, principal, granted)
 

@@ -71,9 +71,11 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     """Run the query until a signal, a failure, or (``--once``) the end of what was there."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
     from services.history.query import start_history_query
+    from shared.kafka.security import spark_kafka_options
     from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
     from shared.spark_session import spark_session, stop_spark
 
+    kafka_options = spark_kafka_options(settings)  # logs in on a secure mesh (`mesh up --secure`)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
@@ -82,7 +84,7 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     spark = spark_session("detector-mesh-history", settings, chosen, 2,
                           {"spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS},
                           delta=True)  # fmt: skip
-    query = start_history_query(spark, config, settings, catalogue)
+    query = start_history_query(spark, config, settings, catalogue, kafka_options)
     log.info("keeping the history of %s in %s", config.names.records_family, config.location)
     replays = 0
     while True:
@@ -98,7 +100,7 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
         if replays > REPLAY_METRICS_RETRIES:
             break
         log.warning("the history query hit SPARK-55271 after replaying a batch; starting it again")
-        query = start_history_query(spark, config, settings, catalogue)
+        query = start_history_query(spark, config, settings, catalogue, kafka_options)
     stop_spark(spark, keep_archive=failure is None)
     if failure is not None:
         log.error("the history query failed: %s", failure)

@@ -56,7 +56,7 @@ def start_history_query(
     source = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", resolve_bootstrap(settings))
-        .option("groupIdPrefix", "mesh-history")
+        .option("groupIdPrefix", config.names.history_group_prefix)
         .options(**(kafka_options or {}))
         .option("subscribe", ",".join(topics))
         .option("startingOffsets", start)

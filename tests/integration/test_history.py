@@ -352,9 +352,16 @@ def test_mesh_history_lists_rows_days_and_lag(
     _run_once(spark, config, settings)
     _produce(settings, _feed(names, 30, 10))  # not stored yet: the job is 10 + 2 + 2 behind
 
-    assert history.run(argparse.Namespace(), settings) == 0
+    assert history.run(argparse.Namespace(wait=None), settings) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.strip().startswith("transactions"))
     assert line.split()[1] == "30" and line.split()[4] == "3"  # rows, days
     assert str(FIRST_DAY) in line and str(FIRST_DAY + dt.timedelta(days=2)) in line
-    assert "behind   14 records" in out
+    assert "lag      14 records behind" in out
+
+    # --wait: refused while the job is behind, then passes once it has stored the rest.
+    assert history.run(argparse.Namespace(wait=1.0), settings) == 1
+    assert "did not catch up within 1 s (14 records behind" in capsys.readouterr().out
+    _run_once(spark, config, settings)
+    assert history.run(argparse.Namespace(wait=1.0), settings) == 0
+    assert "lag      0 records behind" in capsys.readouterr().out

@@ -2,7 +2,7 @@
 form): every service logs in as its own principal over TLS, and the demo's path works end to
 end: records produced, routed by the Spark ingest job, alerted by the three detectors (each
 planted fraud, checked off against the generator's ground truth), metrics aggregated by the
-Spark aggregator; and no password shows in a log, `mesh status` or the CLI's output.
+Spark aggregator, kept by the Spark history job; and no password shows in a log, `mesh status` or the CLI's output.
 
 The secure case in `make test` (chaos ``secure_mesh``) covers the refusals on one detector; this
 covers what it cannot: both Spark jobs and `mesh` itself on the secure broker.
@@ -21,7 +21,7 @@ from control.servers.ports import ephemeral_port
 
 pytestmark = pytest.mark.integration
 
-PRINCIPALS = ("ingest", "metrics-aggregator", "notifier", "detector-large_amount",
+PRINCIPALS = ("ingest", "metrics-aggregator", "history", "notifier", "detector-large_amount",
               "detector-new_country", "detector-velocity")  # fmt: skip
 
 
@@ -54,8 +54,13 @@ def test_mesh_up_secure_runs_the_diamond_over_tls_as_one_principal_per_service(t
                           and "snapshots" in out and " 0 snapshots" not in out and out,
                           120, "the aggregator to take metrics snapshots")  # fmt: skip
         outputs.append(status)
-        for service in ("ingest   UP", "metrics  UP", "notifier UP"):
+        for service in ("ingest   UP", "metrics  UP", "history  UP", "notifier UP"):
             assert service in status, status
+        # The history job reads the records as its own principal (a batch a minute).
+        history = wait_for(lambda: (out := mesh("history", env=env).stdout)
+                           and re.search(r"^  transactions +[1-9]", out, re.M) and out,
+                           150, "the history job to store the records")  # fmt: skip
+        outputs.append(history)
         for detector in ("large_amount", "new_country", "velocity"):
             assert re.search(rf"^detector {detector}\s+UP\s", status, re.M), status
         assert "last error" not in status, status

@@ -69,3 +69,13 @@ def test_the_aggregator_reads_the_metrics_and_writes_only_their_dead_letters_and
     assert {g.name for g in grants if g.operation == READ and g.resource == TOPIC} == {
         "p.metrics", "p.metrics.windows"}  # fmt: skip
     assert {g.name for g in grants if g.operation == WRITE} == {"p.metrics.dlq", "p.metrics"}
+
+
+def test_the_history_only_reads_the_records_family_and_the_alerts() -> None:
+    from control.security.grants import history_grants
+
+    grants = set(history_grants(NAMES))
+    assert grants == {
+        Grant(TOPIC, "p.records.", READ, prefixed=True), Grant(TOPIC, "p.alerts", READ),
+        Grant(GROUP, "p.history", READ, prefixed=True),
+    }  # fmt: skip
