@@ -79,6 +79,10 @@ def compare_lines(name: str, result: dict[str, Any]) -> list[str]:
     lines = [f"compared with deployed {name} (its alerts in the history, same dates)"]
     if not result["per_rule"]:
         return [*lines, "  neither raised any alert"]
+    stored = sum(sides["both"] + sides["only_old"] for sides in result["per_rule"].values())
+    if stored == 0:
+        lines.append(f"  {name} has no stored alert for these dates: is a detector of that name "
+                     "deployed (`mesh status`), and was the history job running?")  # fmt: skip
     lines.append(f"  {'rule':<28}{'both':>10}{'only new':>10}{'only old':>10}")
     for rule, sides in result["per_rule"].items():
         lines.append(

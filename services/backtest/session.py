@@ -1,19 +1,40 @@
 """The backtest's Spark session: Delta Lake loaded, any master (local, a standalone cluster, or
-whatever ``spark-submit`` chose)."""
+whatever ``spark-submit`` chose).
+
+On a standalone cluster the executors' Python workers import the replay's modules by name
+(``services.backtest``, ``shared``; the detector's own code travels pickled by value): every node
+needs the project at the same path, as the mesh's Spark image has it (``/opt/mesh/app``, on its
+``PYTHONPATH``), and the history and ``--out`` on storage every node sees.
+"""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from pyspark.sql import SparkSession
 
-from shared.settings import Settings
+from shared.settings import PROJECT_ROOT, Settings
 from shared.spark_session import spark_session
 
 #: Shuffles after the replay are small aggregations (the summary, the comparison).
 SHUFFLE_PARTITIONS = 4
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def backtest_session(settings: Settings, master: str) -> SparkSession:
     # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
     chosen = None if "PYSPARK_GATEWAY_PORT" in settings.environment else master
     return spark_session("detector-mesh-backtest", settings, chosen, SHUFFLE_PARTITIONS,
-                         delta=True)  # fmt: skip
+                         cluster_options(chosen), delta=True)  # fmt: skip
+
+
+def cluster_options(master: str | None) -> dict[str, str]:
+    """What a standalone cluster's executors need: the project on their Python path; and, for
+    a master on this machine's loopback, a driver that listens there too."""
+    if master is None or not master.startswith("spark://"):
+        return {}
+    options = {"spark.executorEnv.PYTHONPATH": str(PROJECT_ROOT)}
+    hosts = {urlsplit(f"spark://{a}").hostname for a in master[len("spark://") :].split(",")}
+    if hosts <= LOOPBACK:
+        options |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    return options

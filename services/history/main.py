@@ -18,15 +18,18 @@ from pathlib import Path
 
 from services.history.config import NAME, HistoryConfig
 from shared.avro.catalogue import Catalogue
+from shared.cpu_priority import yield_cpu
 from shared.errors import MeshError
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.settings import Settings
 
 log = logging.getLogger("services.history")
 
-#: Like the aggregator's driver: C1 only. The history's batches are a Kafka read and a Parquet
-#: write a minute; C2's compiling would take CPU from ingest beside it for little gain.
-DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+#: The history is for backtests: a minute (or five) late is fine, the live path's tail is not.
+#: The job runs at this nice value (its JVM and its session's scheduling group too,
+#: :mod:`shared.cpu_priority`), so on a busy machine it takes the CPU that ingest, the
+#: detectors and the notifier leave (docs/benchmarks.md, issue 31).
+NICENESS = 10
 
 
 def parser() -> argparse.ArgumentParser:
@@ -61,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             topic_prefix=args.topic_prefix,
         )
         catalogue = Catalogue.load(settings.schemas_dir)
+        yield_cpu(NICENESS)
         return run(settings, config, catalogue, args.master)
     except MeshError as error:  # bad settings, or the jars are missing: `make jars`
         print(f"{NAME}: error: {error}", file=sys.stderr)
@@ -81,9 +85,9 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
     chosen = None if "PYSPARK_GATEWAY_PORT" in settings.environment else master
-    spark = spark_session("detector-mesh-history", settings, chosen, 2,
-                          {"spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS},
-                          delta=True)  # fmt: skip
+    # C2 allowed (the aggregator's driver is C1 only): decoding and Parquet writing are the
+    # JIT's kind of work, and at NICENESS its compiler threads wait for the live path too.
+    spark = spark_session("detector-mesh-history", settings, chosen, 2, delta=True)
     query = start_history_query(spark, config, settings, catalogue, kafka_options)
     log.info("keeping the history of %s in %s", config.names.records_family, config.location)
     replays = 0

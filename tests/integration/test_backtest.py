@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -148,3 +149,35 @@ def test_a_range_without_records_is_one_error_and_nothing_is_written(
     with pytest.raises(BacktestError, match="cannot read the history table"):
         run_backtest(spark, detector, (tmp_path / "nowhere").as_uri(), None, None, out)
     assert not out.exists()
+
+
+@pytest.mark.timeout(600)  # a master, a worker, an executor and a driver: four JVMs
+def test_mesh_backtest_runs_unchanged_on_a_standalone_spark_cluster(
+    stored: dict[str, Any], spark: Any, tmp_path: Path
+) -> None:
+    """`python -m services.backtest --master spark://...` (what `mesh backtest --master` runs):
+    the replay on a real master and worker, the same alert ids as the local run."""
+    import subprocess
+    import sys
+
+    from testkit.spark_cluster import StandaloneCluster
+
+    detector, _ = load_detector("detectors/velocity")
+    expected = harness.run(detector, stored["records"], partitions=PARTITIONS).alerts
+    out = tmp_path / "out"
+    env = {**os.environ, "MESH_HOME": str(tmp_path / "home")}
+    with StandaloneCluster(tmp_path / "spark", cores=2) as cluster:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.backtest", "detectors/velocity", "--master",
+             cluster.url, "--location", stored["location"], "--out", str(out)],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        executors = list((tmp_path / "spark" / "worker").glob("app-*/*/stderr"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert executors, "no executor ran on the cluster's worker"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["alerts"] == len(expected) and summary["records"] == sum(
+        1 for kind, _ in stored["records"] if kind == "transactions")  # fmt: skip
+    got = spark.read.parquet((out / "alerts").as_uri()).collect()
+    assert sorted(r["alert_id"] for r in got) == sorted(a["alert_id"] for a in expected)
+    assert "backtest velocity 1.0.0 over transactions" in done.stdout

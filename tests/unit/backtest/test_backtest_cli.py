@@ -79,3 +79,21 @@ def test_the_summary_lists_a_long_run_by_its_busiest_and_quietest_days() -> None
     assert "transactions@v12" in text
     assert "21 days with alerts; busiest 2026-09-20 (20), quietest 2026-10-01 (0)" in text
     assert summary.as_json()["records_per_s"] == 50_000.0
+
+
+def test_the_comparison_prints_each_side_and_says_when_the_deployed_detector_stored_nothing() -> (
+    None
+):
+    from services.backtest.compare import compare_lines
+
+    example = {"customer_id": "cus_1", "source_record_id": "txn_9", "event_time": "2026-11-25",
+               "severity": "HIGH", "reason": "6 transactions within 60 s"}  # fmt: skip
+    result = {"per_rule": {"rule_a": {"both": 12, "only_new": 1, "only_old": 0}},
+              "examples": {"rule_a": {"only_new": [example]}}}  # fmt: skip
+    text = "\n".join(compare_lines("velocity", result))
+    assert "rule_a" in text and "12" in text
+    assert "only new rule_a: cus_1 txn_9 at 2026-11-25 (HIGH) 6 transactions within 60 s" in text
+    assert "has no stored alert" not in text
+    nothing_stored = {"per_rule": {"rule_a": {"both": 0, "only_new": 3, "only_old": 0}},
+                      "examples": {}}  # fmt: skip
+    assert "velocity has no stored alert" in "\n".join(compare_lines("velocity", nothing_stored))
