@@ -2,7 +2,8 @@
 form): every service logs in as its own principal over TLS, and the demo's path works end to
 end: records produced, routed by the Spark ingest job, alerted by the three detectors (each
 planted fraud, checked off against the generator's ground truth), metrics aggregated by the
-Spark aggregator, kept by the Spark history job; and no password shows in a log, `mesh status` or the CLI's output.
+Spark aggregator, kept by the Spark history job; and no password shows in a log, `mesh status`
+or the CLI's output.
 
 The secure case in `make test` (chaos ``secure_mesh``) covers the refusals on one detector; this
 covers what it cannot: both Spark jobs and `mesh` itself on the secure broker.
