@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from shared.class_archive import ClassArchive, class_archive
 from shared.jar_cache import spark_connector_jars
 from shared.settings import Settings
+from shared.spark_master import on_loopback
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -73,7 +74,7 @@ def spark_session(
     }
     if delta:
         options.update(DELTA_OPTIONS)
-    if master is None or master.startswith("local"):
+    if master is None or master.startswith("local") or on_loopback(master):
         options["spark.driver.host"] = "127.0.0.1"
         options["spark.driver.bindAddress"] = "127.0.0.1"
     options = {**options, **(extra or {})}

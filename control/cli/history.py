@@ -7,6 +7,7 @@ import argparse
 import time
 from pathlib import Path
 
+from control.cli.arguments import positive_seconds
 from shared.delta_log import exists, live_files, local_table
 from shared.disk_space import size_text
 from shared.endpoints import resolve_bootstrap
@@ -24,20 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "history", help="the history's tables (rows, bytes, days) and how far behind it is"
     )
-    p.add_argument("--wait", type=_seconds, metavar="SECONDS",
+    p.add_argument("--wait", type=positive_seconds, metavar="SECONDS",
                    help="first wait (at most SECONDS) until the job has stored everything the "
                    "topics hold now; exit 1 if it has not")  # fmt: skip
     p.set_defaults(handler=run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"give a number of seconds above 0, not {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

@@ -192,16 +192,25 @@ def _backend_line(
     print(f"{name:<8} {state:<6} {text}")
 
 
+def _supervised_prefix(label: str, process: LocalProcess) -> str | None:
+    """``label  UP  pid ...  up ... s`` of a supervised service, or None once its DOWN line is
+    printed."""
+    info = process.running()
+    if info is None:
+        print(f"{label:<8} DOWN   (start it with `mesh up`)")
+        return None
+    state, text = _supervised(process, info)
+    return f"{label:<8} {state:<6} {text}"
+
+
 def _aggregator_line(settings: Settings) -> None:
     """The metrics aggregator: up or down, its throughput, and whether InfluxDB takes its points
     (a down InfluxDB shows here as buffered points and the last error, not as a crash)."""
     from control.launch.aggregator import aggregator_process
     from shared.service_files import aggregator_status_file
 
-    process = aggregator_process(settings)
-    info = process.running()
-    if info is None:
-        print("metrics  DOWN   (start it with `mesh up`)")
+    up = _supervised_prefix("metrics", aggregator_process(settings))
+    if up is None:
         return
     status = read_json(aggregator_status_file(settings.home)) or {}
     figures = (
@@ -218,8 +227,7 @@ def _aggregator_line(settings: Settings) -> None:
             f"influx FAILING: {influx.get('buffered', 0)} points buffered, "
             f"{influx.get('dropped', 0)} dropped, last error: {influx.get('last_error') or '?'}"
         )
-    state, text = _supervised(process, info)
-    print(f"metrics  {state:<6} {text}  {figures}; {sink}")
+    print(f"{up}  {figures}; {sink}")
 
 
 def _history_line(settings: Settings) -> None:
@@ -228,15 +236,10 @@ def _history_line(settings: Settings) -> None:
     from control.launch.history import history_process
     from shared.service_files import history_checkpoint
 
-    process = history_process(settings)
-    info = process.running()
-    if info is None:
-        print("history  DOWN   (start it with `mesh up`)")
+    up = _supervised_prefix("history", history_process(settings))
+    if up is None:
         return
-    state, text = _supervised(process, info)
-    print(
-        f"history  {state:<6} {text}  {records_behind(settings, history_checkpoint(settings.home))}"
-    )
+    print(f"{up}  {records_behind(settings, history_checkpoint(settings.home))}")
 
 
 def _notifier_line(settings: Settings) -> None:
@@ -244,14 +247,11 @@ def _notifier_line(settings: Settings) -> None:
     from control.launch.notifier import notifier_process
     from shared.service_files import notifier_status_file, notifier_text
 
-    process = notifier_process(settings)
-    info = process.running()
-    if info is None:
-        print("notifier DOWN   (start it with `mesh up`)")
+    up = _supervised_prefix("notifier", notifier_process(settings))
+    if up is None:
         return
-    state, text = _supervised(process, info)
     status = read_json(notifier_status_file(settings.home)) or {}
-    print(f"notifier {state:<6} {text}  {notifier_text(status)}")
+    print(f"{up}  {notifier_text(status)}")
     if status.get("last_error"):
         print(f"  last error: {status['last_error']}")
 

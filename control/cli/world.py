@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from control.cli.arguments import positive_seconds
 from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
 from shared.endpoints import resolve_bootstrap
@@ -33,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="return once everything is started, without waiting until the mesh can alert",
     )  # fmt: skip
     up_parser.add_argument(
-        "--wait-timeout", type=_seconds, default=300.0, metavar="SECONDS",
+        "--wait-timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
         help="the longest to wait until the mesh can alert (default 300; then exit 1)",
     )  # fmt: skip
     up_parser.set_defaults(handler=up)
@@ -72,17 +73,6 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
         if not wait_until_ready(settings, args.wait_timeout):
             return 1
     return code
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds; anything else is argparse's one-line usage error."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"give a number of seconds above 0, not {text!r}")
-    return value
 
 
 def _start_influx(settings: Settings) -> None:

@@ -14,7 +14,6 @@ import datetime as dt
 import json
 import logging
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from shared.service_files import history_location
 from shared.settings import Settings
 
 NAME = "backtest"
-log = logging.getLogger("services.backtest")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -86,10 +84,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     spark = backtest_session(settings, args.master)
     try:
-        started = time.monotonic()
         summary = run_backtest(spark, detector, location, args.date_from, args.date_to, out,
                                compare_with=args.compare)  # fmt: skip
-        log.info("backtest done in %.1f s", time.monotonic() - started)
     finally:
         stop_spark(spark, keep_archive=False)
     (out / "summary.json").write_text(json.dumps(summary.as_json(), indent=2) + "\n")

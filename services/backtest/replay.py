@@ -15,7 +15,7 @@ would be dead-lettered) instead of written anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,7 +75,6 @@ def replay(
     batches: Iterable[pa.RecordBatch],
     shape: RecordShape,
     counts: ReplayCounts | None = None,
-    on_progress: Callable[[int], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Feed every row of ``batches`` to ``detect``; yield the alerts of each batch as Arrow.
 
@@ -121,8 +120,6 @@ def replay(
                     task.state.expire()
                     task.state.forget_changes()
         counts.records += len(records)
-        if on_progress is not None:
-            on_progress(len(records))
         if alerts:
             yield pa.RecordBatch.from_pylist(alerts, schema=ALERT_ARROW_SCHEMA)
 

@@ -9,8 +9,6 @@ needs the project at the same path, as the mesh's Spark image has it (``/opt/mes
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from pyspark.sql import SparkSession
 
 from shared.settings import PROJECT_ROOT, Settings
@@ -18,7 +16,6 @@ from shared.spark_session import spark_session
 
 #: Shuffles after the replay are small aggregations (the summary, the comparison).
 SHUFFLE_PARTITIONS = 4
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def backtest_session(settings: Settings, master: str) -> SparkSession:
@@ -29,12 +26,8 @@ def backtest_session(settings: Settings, master: str) -> SparkSession:
 
 
 def cluster_options(master: str | None) -> dict[str, str]:
-    """What a standalone cluster's executors need: the project on their Python path; and, for
-    a master on this machine's loopback, a driver that listens there too."""
+    """What a standalone cluster's executors need: the project on their Python path (a master
+    on loopback gets a driver on loopback from :func:`shared.spark_session.spark_session`)."""
     if master is None or not master.startswith("spark://"):
         return {}
-    options = {"spark.executorEnv.PYTHONPATH": str(PROJECT_ROOT)}
-    hosts = {urlsplit(f"spark://{a}").hostname for a in master[len("spark://") :].split(",")}
-    if hosts <= LOOPBACK:
-        options |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-    return options
+    return {"spark.executorEnv.PYTHONPATH": str(PROJECT_ROOT)}

@@ -6,7 +6,6 @@ replay), kept as ``summary.json`` beside them and printed by the command line.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -98,7 +97,3 @@ def _days(by_day: dict[str, int]) -> str:
         f"{len(by_day)} days with alerts; busiest {busiest[0]} ({busiest[1]:,}), quietest "
         f"{quietest[0]} ({quietest[1]:,}); every day in summary.json"
     )
-
-
-def day_text(day: dt.date | None, fallback: str) -> str:
-    return day.isoformat() if day is not None else fallback
