@@ -46,6 +46,12 @@ def history_checkpoint(home: Path) -> Path:
     return home / HISTORY / "checkpoint"
 
 
+def history_status_file(home: Path) -> Path:
+    """Where the running history job says it is storing: when its query started, the last
+    batch it wrote (a container's health check and `mesh status` read it)."""
+    return home / HISTORY / "status.json"
+
+
 def notifier_status_file(home: Path) -> Path:
     """Where the running local notifier keeps its figures (deliveries per channel, duplicates)."""
     return home / NOTIFIER / "status.json"

@@ -16,8 +16,14 @@ import time
 from pathlib import Path
 
 from shared.process_usage import started_at
-from shared.service_files import aggregator_status_file, ingest_mode_file, notifier_status_file
+from shared.service_files import (
+    aggregator_status_file,
+    history_status_file,
+    ingest_mode_file,
+    notifier_status_file,
+)
 
+SERVICES = ("ingest", "aggregator", "detector", "notifier", "history")
 #: A detector that has not written its status for this long is stuck (it writes every few s).
 DETECTOR_SILENT_S = 60.0
 
@@ -52,21 +58,21 @@ def check(service: str, home: Path) -> str | None:
         if time.time() - float(status.get("updated", 0)) > DETECTOR_SILENT_S:
             return f"the detector has not reported for {DETECTOR_SILENT_S:.0f} s"
         return None
-    if service == "notifier":
-        path = notifier_status_file(home)
+    if service in ("notifier", "history"):
+        path = (notifier_status_file if service == "notifier" else history_status_file)(home)
         if not written_this_run(path):
-            return f"the notifier has not reported ({path})"
+            return f"the {service} has not reported ({path})"
         status = json.loads(path.read_text())
         if status.get("state") != "running":
-            return f"the notifier is {status.get('state')}: {status.get('last_error')}"
+            return f"the {service} is {status.get('state')}: {status.get('last_error')}"
         return None
-    return f"unknown service {service!r}: ingest, aggregator, detector or notifier"
+    return f"unknown service {service!r}: {', '.join(SERVICES)}"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m control.containers.healthcheck ingest|aggregator|detector|notifier")
+        print(f"usage: python -m control.containers.healthcheck {'|'.join(SERVICES)}")
         return 2
     try:
         reason = check(args[0], Path(os.environ.get("MESH_HOME", "/var/lib/mesh")))

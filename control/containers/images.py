@@ -10,7 +10,8 @@ built from it with ``docker build --network host`` (the engine runs without a br
 ``mesh/python:local``   venv of the lock minus dev tools and Spark, and the project's code:
                         detector runtime, notifier, tools, the `mesh` CLI
 ``mesh/spark:local``    the Python image's venv and code + the Spark stack, on the JRE, with the
-                        Kafka/Avro connector jars baked in (nothing downloads at job start)
+                        Kafka/Avro connector and Delta Lake jars baked in (nothing downloads at
+                        job start)
 ``mesh/kafka:local``    the JRE + the broker jars from the jar cache (KRaft, one node)
 ``mesh/influxdb:local`` Debian's influxdb package
 ``mesh/jaeger:local``   the Jaeger v2 binary ``make jaeger`` built, and the mesh's trace viewer
@@ -230,6 +231,7 @@ class ImageBuilder:
         context = self._context("spark")
         (context / "requirements.txt").write_text("\n".join(spark_requirements(LOCK)) + "\n")
         self._copy_jars("spark", context / "jars")
+        self._copy_jars("delta", context / "delta-jars")  # the history and backtests
         args = {"PYTHON_IMAGE": self.image("python"), "BASE": BASE, "JRE": JRE}
         self._docker_build(self.image("spark"), context, "spark.Dockerfile", args)
 

@@ -1,6 +1,6 @@
-# mesh/spark — the Spark jobs (ingest, the metrics aggregator): the Python image's venv and code
-# plus the Spark stack, on Debian's Java 17, with the Kafka/Avro connector jars baked in so that
-# nothing downloads when a job starts. Context: .cache/images/spark/ (made by `make images`).
+# mesh/spark — the Spark jobs (ingest, the metrics aggregator, the history, backtests): the Python
+# image's venv and code plus the Spark stack, on Debian's Java 17, with the Kafka/Avro connector
+# and Delta Lake jars baked in so that nothing downloads when a job starts. Context: .cache/images/spark/ (made by `make images`).
 ARG PYTHON_IMAGE=mesh/python:local
 ARG BASE=mesh/base:bookworm
 ARG JRE=mesh/jre:bookworm
@@ -26,6 +26,7 @@ ENV PATH=/opt/mesh/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 COPY --from=venv /opt/mesh/venv /opt/mesh/venv
 COPY --from=python /opt/mesh/app /opt/mesh/app
 COPY jars /opt/mesh/cache/jars/spark
+COPY delta-jars /opt/mesh/cache/jars/delta
 WORKDIR /opt/mesh/app
 RUN mkdir -p /var/lib/mesh
 LABEL org.opencontainers.image.title="Detector Mesh Spark jobs"

@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from services.history.config import NAME, HistoryConfig
+from services.history.status import HistoryStatus
 from shared.avro.catalogue import Catalogue
 from shared.cpu_priority import yield_cpu
 from shared.errors import MeshError
 from shared.service_cli import ServiceArgumentParser, parse_service_args
+from shared.service_files import history_status_file
 from shared.settings import Settings
 
 log = logging.getLogger("services.history")
@@ -88,7 +90,9 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     # C2 allowed (the aggregator's driver is C1 only): decoding and Parquet writing are the
     # JIT's kind of work, and at NICENESS its compiler threads wait for the live path too.
     spark = spark_session("detector-mesh-history", settings, chosen, 2, delta=True)
-    query = start_history_query(spark, config, settings, catalogue, kafka_options)
+    status = HistoryStatus(history_status_file(settings.home), config.location)
+    query = start_history_query(spark, config, settings, catalogue, kafka_options, status)
+    status.started()
     log.info("keeping the history of %s in %s", config.names.records_family, config.location)
     replays = 0
     while True:
@@ -104,7 +108,8 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
         if replays > REPLAY_METRICS_RETRIES:
             break
         log.warning("the history query hit SPARK-55271 after replaying a batch; starting it again")
-        query = start_history_query(spark, config, settings, catalogue, kafka_options)
+        query = start_history_query(spark, config, settings, catalogue, kafka_options, status)
+    status.stopped(str(failure) if failure is not None else None)
     stop_spark(spark, keep_archive=failure is None)
     if failure is not None:
         log.error("the history query failed: %s", failure)

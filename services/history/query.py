@@ -17,6 +17,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from services.history.config import HistoryConfig
 from services.history.resume import partition_counts, starting_offsets, stored_offsets
+from services.history.status import HistoryStatus
 from services.history.upkeep import Upkeep
 from services.history.writer import write_batch
 from shared.avro.catalogue import Catalogue
@@ -41,10 +42,10 @@ def app_id(checkpoint: Path) -> str:
 
 def start_history_query(
     spark: SparkSession, config: HistoryConfig, settings: Settings, catalogue: Catalogue,
-    kafka_options: dict[str, str] | None = None,
+    kafka_options: dict[str, str] | None = None, status: HistoryStatus | None = None,
 ) -> StreamingQuery:  # fmt: skip
     """Start the query (``config.once``: read what is there now, then stop); ``kafka_options``
-    log the source in to a secure cluster."""
+    log the source in to a secure cluster; ``status`` hears of each batch written."""
     tables = history_tables(config.names)
     topics = [t.topic for t in tables]
     fresh = not (config.checkpoint_dir / "offsets").exists()
@@ -75,6 +76,8 @@ def start_history_query(
     def batch(frame: DataFrame, batch_id: int) -> None:
         write_batch(frame, batch_id, location=config.location, tables=tables,
                     catalogue=catalogue, app_id=application)  # fmt: skip
+        if status is not None:
+            status.batch_written()
         if upkeep.due(time.time()):  # between two batches: no append races it
             upkeep.run(spark)
 

@@ -44,7 +44,8 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
     settings = compose_mesh.settings()
     status = mesh("status", env=_cli_env(settings))
     project = compose_mesh.compose.project
-    for service in ("kafka", "ingest", "metrics-aggregator", "large-amount", "notifier"):
+    for service in ("kafka", "ingest", "metrics-aggregator", "history", "large-amount",
+                    "notifier"):  # fmt: skip
         assert f"container {project}/{service:<20} running (healthy)" in status.stdout, status
     # The demo's stream (`mesh produce --customers 100000 --event-rate 2000`), with a seed that
     # plants fraud for all three detectors in 10 000 records.
@@ -128,6 +129,15 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
     assert group_generations(compose_mesh.bootstrap, groups) == before
     assert _restarts(docker_client, compose_mesh.compose.project) == restarts
 
+    # The history container stored what went through; a backtest in a Spark container over its
+    # volume raises, record for record, what the live velocity container raised.
+    velocity = [a for a in _alerts(settings) if a["detector"] == "velocity"]
+    summary = _backtest_in_a_container(docker_client, project, "velocity")
+    assert summary["records"] == transactions and summary["alerts"] == len(velocity)
+    sides = summary["compare"]["per_rule"]
+    assert sum(side["both"] for side in sides.values()) == len(velocity) > 0, sides
+    assert all(side["only_new"] == side["only_old"] == 0 for side in sides.values()), sides
+
 
 def test_a_crash_looping_detector_container_is_restarted_with_backoff_and_shown_down(
     compose_mesh: Any, tmp_path: Path
@@ -158,6 +168,25 @@ def test_a_crash_looping_detector_container_is_restarted_with_backoff_and_shown_
     finally:
         looping.stop()
     assert not looping.running()
+
+
+def _backtest_in_a_container(client: Any, project: str, detector: str) -> dict[str, Any]:
+    """`mesh history --wait` in the history's container, then `python -m services.backtest` in
+    a new Spark container on the history's volume (as docs/containers.md shows); its summary."""
+    import json
+
+    labels = [f"com.docker.compose.project={project}", "com.docker.compose.service=history"]
+    history = client.containers.list(filters={"label": labels})[0]
+    waited = history.exec_run(["mesh", "history", "--wait", "300"])
+    assert waited.exit_code == 0, waited.output.decode()[-2000:]
+    out = f"/var/lib/mesh/backtests/{detector}-{time.time_ns()}"
+    printed = client.containers.run(
+        history.image, ["python", "-m", "services.backtest", f"detectors/{detector}",
+                        "--compare", detector, "--out", out],
+        network_mode="host", volumes_from=[history.id], remove=True, stderr=True,
+    )  # fmt: skip
+    assert b"only new" in printed, printed.decode()[-2000:]
+    return json.loads(history.exec_run(["cat", f"{out}/summary.json"]).output)
 
 
 def _detector_containers(client: Any, name: str) -> list[str]:

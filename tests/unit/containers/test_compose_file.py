@@ -43,7 +43,7 @@ def test_services_are_on_the_host_network_with_health_checks_and_start_order() -
             assert "healthcheck" in service, f"{name} has no health check"
             assert service["restart"] == "unless-stopped", name
     assert services["topics"]["depends_on"] == {"kafka": {"condition": "service_healthy"}}
-    for name in ("ingest", "metrics-aggregator", "large-amount", "notifier"):
+    for name in ("ingest", "metrics-aggregator", "history", "large-amount", "notifier"):
         assert services[name]["depends_on"]["topics"] == {
             "condition": "service_completed_successfully"
         }
@@ -64,8 +64,8 @@ def test_state_lives_in_named_volumes() -> None:
         if not volume.startswith("./")  # configuration, mounted read-only
     }
     assert mounts == set(file["volumes"]) == {
-        "kafka-data", "influx-data", "ingest-state", "aggregator-state", "notifier-state",
-        "receiver-state",
+        "kafka-data", "influx-data", "ingest-state", "aggregator-state", "history-data",
+        "notifier-state", "receiver-state",
     }  # fmt: skip
 
 

@@ -61,6 +61,25 @@ def test_a_detector_is_healthy_while_it_reports_running_from_this_run(
     assert "has not reported for" in str(healthcheck.check("detector", tmp_path))
 
 
+def test_the_history_is_healthy_once_its_query_runs_and_not_after_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.history.status import HistoryStatus
+    from shared.service_files import history_status_file
+
+    monkeypatch.setattr(healthcheck, "container_started", lambda: time.time() - 10)
+    assert "the history has not reported" in str(healthcheck.check("history", tmp_path))
+    status = HistoryStatus(history_status_file(tmp_path), "file:///h")
+    status.started()
+    assert healthcheck.check("history", tmp_path) is None
+    status.batch_written()
+    assert json.loads(history_status_file(tmp_path).read_text())["batches"] == 1
+    status.stopped("the query failed: boom")
+    assert healthcheck.check("history", tmp_path) == (
+        "the history is failed: the query failed: boom"
+    )
+
+
 def test_a_file_left_in_the_volume_by_the_last_run_is_not_health(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
