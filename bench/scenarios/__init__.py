@@ -11,6 +11,7 @@ from bench.scenarios import (
     detectors,
     e2e_latency,
     generator,
+    history_cpu,
     ingest,
     kstreams,
     metrics,
@@ -42,4 +43,5 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "containers": containers.run_all,
     "notifier": notifier.run_all,
     "backtest": backtest.run_backtest_bench,
+    "history_cpu": history_cpu.run_history_cpu,
 }

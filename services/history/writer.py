@@ -42,21 +42,27 @@ def write_batch(
 ) -> BatchCounts:
     """Append ``batch`` (Kafka rows of every history topic) to the history at ``location``."""
     counts = BatchCounts(batch_id)
-    batch = batch.persist()
+    # One task per core, not one per Kafka partition: each task pays a fixed cost whatever its
+    # size (its projections' code generated, Delta's statistics tracker built, the task
+    # deserialized), which was most of a one-minute batch's CPU (docs/benchmarks.md, issue 31).
+    cores = batch.sparkSession.sparkContext.defaultParallelism
+    batch = batch.coalesce(cores).persist()
     try:
+        present = {row["topic"]: row["count"] for row in batch.groupBy("topic").count().collect()}
         for table in tables:
+            if not present.get(table.topic):
+                continue
             classified = classify(batch.filter(F.col("topic") == table.topic), catalogue,
-                                  table.schema).persist()  # fmt: skip
-            try:
-                good = history_rows(valid(classified))
-                counts.rows[table.name] = _append(good, location, table.name, app_id, batch_id)
+                                  table.schema)  # fmt: skip
+            bad = invalid(classified).count()
+            counts.rows[table.name] = present[table.topic] - bad
+            if counts.rows[table.name]:
+                _append(history_rows(valid(classified)), location, table.name, app_id, batch_id)
+            if bad:
                 # One transaction per source table in _rejected: each is idempotent on its own.
-                bad = rejected_rows(invalid(classified))
-                counts.rows[REJECTED] = counts.rows.get(REJECTED, 0) + _append(
-                    bad, location, REJECTED, f"{app_id}.{table.name}", batch_id
-                )
-            finally:
-                classified.unpersist()
+                rejected = rejected_rows(invalid(classified))
+                _append(rejected, location, REJECTED, f"{app_id}.{table.name}", batch_id)
+                counts.rows[REJECTED] = counts.rows.get(REJECTED, 0) + bad
     finally:
         batch.unpersist()
     written = {name: n for name, n in counts.rows.items() if n}
@@ -65,11 +71,8 @@ def write_batch(
     return counts
 
 
-def _append(rows: DataFrame, location: str, table: str, app_id: str, batch_id: int) -> int:
-    """Append ``rows`` to ``table`` as the transaction (app_id, batch_id); how many rows."""
-    count = rows.count()
-    if count == 0:
-        return 0
+def _append(rows: DataFrame, location: str, table: str, app_id: str, batch_id: int) -> None:
+    """Append ``rows`` to ``table`` as the transaction (app_id, batch_id)."""
     (
         rows.write.format("delta")
         .mode("append")
@@ -79,4 +82,3 @@ def _append(rows: DataFrame, location: str, table: str, app_id: str, batch_id: i
         .option("mergeSchema", "true")  # a new schema version adds optional columns
         .save(table_path(location, table))
     )
-    return count
