@@ -27,8 +27,9 @@ def test_a_missing_image_is_named_with_the_command_that_builds_it(docker_client:
     env["MESH_IMAGE_TAG"] = "never-built"
     with pytest.raises(ComposeError) as refused:
         ComposeMesh(environ=env, say=lambda line: None).up(timeout_s=30)
+    # The services are checked in name order: `history` (the Spark image) is the first.
     assert str(refused.value) == (
-        "image mesh/influxdb:never-built (service influxdb) is missing: build the images with "
+        "image mesh/spark:never-built (service history) is missing: build the images with "
         "`make images`"
     )
     assert _nothing_left(docker_client, "mesh-refuse-image")
