@@ -24,6 +24,8 @@ from shared.service_files import (
 )
 
 SERVICES = ("ingest", "aggregator", "detector", "notifier", "history")
+#: The services whose status file says ``running`` while they work (and why not otherwise).
+STATE_FILES = {"notifier": notifier_status_file, "history": history_status_file}
 #: A detector that has not written its status for this long is stuck (it writes every few s).
 DETECTOR_SILENT_S = 60.0
 
@@ -58,8 +60,8 @@ def check(service: str, home: Path) -> str | None:
         if time.time() - float(status.get("updated", 0)) > DETECTOR_SILENT_S:
             return f"the detector has not reported for {DETECTOR_SILENT_S:.0f} s"
         return None
-    if service in ("notifier", "history"):
-        path = (notifier_status_file if service == "notifier" else history_status_file)(home)
+    if service in STATE_FILES:
+        path = STATE_FILES[service](home)
         if not written_this_run(path):
             return f"the {service} has not reported ({path})"
         status = json.loads(path.read_text())

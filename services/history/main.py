@@ -35,15 +35,7 @@ NICENESS = 10
 
 #: Delta rebuilds a table's snapshot after each commit in a Spark job of 50 tasks by default,
 #: sized for logs of millions of files; a history table's log holds a few files a day.
-#: The driver JVM (which runs the tasks too, in local mode) compiles with C1 only, as the
-#: aggregator's: a batch a minute keeps C2 compiling for many minutes (its compiler threads were
-#: the largest CPU user, 5.3 s of 8.6 in the job's 5th minute at 1 000 records/s), and a
-#: 1 000 000-record backlog was stored as fast without it (33.2 s with C2, 34.0 s without).
-#: Under spark-submit the JVM is already running: no effect.
-SESSION_OPTIONS = {
-    "spark.databricks.delta.snapshotPartitions": "2",
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
-}
+SNAPSHOT_PARTITIONS = {"spark.databricks.delta.snapshotPartitions": "2"}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -91,7 +83,7 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     from services.history.query import start_history_query
     from shared.kafka.security import spark_kafka_options
     from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
-    from shared.spark_session import spark_session, stop_spark
+    from shared.spark_session import C1_ONLY_DRIVER, spark_session, stop_spark
 
     kafka_options = spark_kafka_options(settings)  # logs in on a secure mesh (`mesh up --secure`)
     stopping = threading.Event()
@@ -99,7 +91,8 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
     chosen = None if "PYSPARK_GATEWAY_PORT" in settings.environment else master
-    spark = spark_session("detector-mesh-history", settings, chosen, 2, SESSION_OPTIONS, delta=True)
+    options = {**SNAPSHOT_PARTITIONS, **C1_ONLY_DRIVER}
+    spark = spark_session("detector-mesh-history", settings, chosen, 2, options, delta=True)
     status = HistoryStatus(history_status_file(settings.home), config.location)
     query = start_history_query(spark, config, settings, catalogue, kafka_options, status)
     status.started()

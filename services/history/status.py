@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from shared.json_files import write_json_atomic
 
@@ -18,14 +19,16 @@ class HistoryStatus:
 
     def __init__(self, path: Path, location: str) -> None:
         self.path = path
-        self.document = {"state": "running", "started": time.time(), "location": location,
-                         "batches": 0, "last_batch_at": None}  # fmt: skip
+        self.document: dict[str, Any] = {
+            "state": "running", "started": time.time(), "location": location,
+            "batches": 0, "last_batch_at": None,
+        }  # fmt: skip
 
     def started(self) -> None:
         self._write()
 
     def batch_written(self) -> None:
-        self.document["batches"] = int(self.document["batches"] or 0) + 1
+        self.document["batches"] += 1
         self.document["last_batch_at"] = time.time()
         self._write()
 

@@ -54,6 +54,8 @@ def write_batch(
                 continue
             classified = classify(batch.filter(F.col("topic") == table.topic), catalogue,
                                   table.schema)  # fmt: skip
+            # Decoded again by each write rather than cached: only the raw batch is (building the
+            # in-memory cache was the second fixed cost found, docs/benchmarks.md).
             bad = invalid(classified).count()
             counts.rows[table.name] = present[table.topic] - bad
             if counts.rows[table.name]:

@@ -29,13 +29,6 @@ log = logging.getLogger("services.metrics_aggregator")
 #: Seconds given to InfluxDB at shutdown to take the points still buffered.
 FLUSH_TIMEOUT_S = 5.0
 
-#: The driver JVM (which runs the tasks too, in local mode) compiles with C1 only. The aggregator
-#: reads a few hundred snapshots per batch, so C2's faster code buys it nothing, while C2's
-#: compiling took CPU from ingest for minutes after `mesh up`: alone, on 2 cores, the aggregator
-#: used 61.6 s of CPU in its first 120 s with C2 and 36.3 s without, then 0.2 against 0.09 of a
-#: core (issue 29, docs/benchmarks.md). Under spark-submit the JVM is already running: no effect.
-DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
-
 
 def parser() -> argparse.ArgumentParser:
     p = ServiceArgumentParser(
@@ -104,7 +97,7 @@ def run(
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
     from services.metrics_aggregator.service import AggregatorRun
     from shared.metrics.instance import instance_id
-    from shared.spark_session import spark_session, stop_spark
+    from shared.spark_session import C1_ONLY_DRIVER, spark_session, stop_spark
 
     instance = instance or instance_id(NAME)
     stopping = threading.Event()
@@ -113,8 +106,7 @@ def run(
     # Under spark-submit (PYSPARK_GATEWAY_PORT set) the --master given there wins.
     master = None if "PYSPARK_GATEWAY_PORT" in settings.environment else config.master
     spark = spark_session("detector-mesh-metrics-aggregator", settings, master,
-                          config.shuffle_partitions,
-                          {"spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS})  # fmt: skip
+                          config.shuffle_partitions, C1_ONLY_DRIVER)  # fmt: skip
     run = AggregatorRun.launch(spark, settings, config, instance, catalogue, bootstrap)
     service, queries = run.service, run.queries
     own = AggregatorMetrics(service, settings)
