@@ -14,7 +14,8 @@ delta=True)``, or your own with the same jars)::
 ``history`` is one DataFrame of a history table (a single-input detector), or a mapping of
 record type to DataFrame (``read_history`` gives that, pinned to a table version). Filter it as
 you like first (dates, customers): the replay sees exactly the rows it is given, per Kafka
-partition in offset order (:mod:`services.backtest.inputs`).
+partition in offset order (:mod:`services.backtest.inputs`). Only the fields ``detect`` reads
+are read from the tables, when its source says which (:mod:`shared.detector.fields_read`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from services.backtest.errors import BacktestError
 from services.backtest.inputs import replay_order
 from services.backtest.replay import ALERT_DDL, ReplayCounts, replay
 from shared.detector.declaration import Detector
+from shared.detector.fields_read import FieldsRead, fields_read
 
 
 class _CountsParam(AccumulatorParam):  # type: ignore[type-arg]
@@ -53,6 +55,8 @@ class Replay:
 
     alerts: DataFrame
     counts: Accumulator  # type: ignore[type-arg]
+    #: The record fields read from the history (all, when detect's source does not say).
+    fields: FieldsRead
 
 
 def backtest(detector: Detector, history: DataFrame | Mapping[str, DataFrame]) -> DataFrame:
@@ -64,7 +68,8 @@ def backtest(detector: Detector, history: DataFrame | Mapping[str, DataFrame]) -
 def replay_history(detector: Detector, history: DataFrame | Mapping[str, DataFrame]) -> Replay:
     """:func:`backtest`, with the counts the command line prints."""
     frames = _by_input(detector, history)
-    ordered, shape = replay_order(frames, detector.stateful)
+    read = fields_read(detector.detect)
+    ordered, shape = replay_order(frames, detector.stateful, read.fields)
     spark = ordered.sparkSession
     counts = spark.sparkContext.accumulator(ReplayCounts(), _CountsParam())
     _ship_by_value(detector)
@@ -77,7 +82,7 @@ def replay_history(detector: Detector, history: DataFrame | Mapping[str, DataFra
     alerts = ordered.mapInArrow(run, ALERT_DDL).withColumns(
         {name: F.timestamp_millis(F.col(name)) for name in ("event_time", "detection_time")}
     )
-    return Replay(alerts, counts)
+    return Replay(alerts, counts, read)
 
 
 def _by_input(

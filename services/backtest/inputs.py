@@ -14,7 +14,7 @@ millisecond, and they share nothing but the task's stream time.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -73,18 +73,23 @@ def _latest_version(spark: SparkSession, path: str) -> int:
 
 
 def replay_order(
-    frames: Mapping[str, DataFrame], stateful: bool = True
+    frames: Mapping[str, DataFrame],
+    stateful: bool = True,
+    read: Collection[str] | None = None,
 ) -> tuple[DataFrame, RecordShape]:
     """The rows of every input as replay rows (see :mod:`services.backtest.replay`), whole
     Kafka partitions in each Spark partition, sorted as the runtime read them. A stateless
     detector judges each record alone: its rows stay as read (no shuffle, no sort: 1.5x as
-    fast, docs/benchmarks.md)."""
+    fast, docs/benchmarks.md). ``read`` names the only fields the detector reads
+    (:mod:`shared.detector.fields_read`); the other columns are never read from the tables."""
     shape = RecordShape(
-        fields={kind: _fields(frame) for kind, frame in frames.items()},
-        maps={kind: _map_fields(frame) for kind, frame in frames.items()},
+        fields={kind: _fields(frame, read) for kind, frame in frames.items()},
+        maps={kind: _map_fields(frame, read) for kind, frame in frames.items()},
     )
     merged = len(frames) > 1
-    parts = [_replay_rows(kind, frame, merged) for kind, frame in frames.items()]
+    parts = [
+        _replay_rows(kind, frame, shape.fields[kind], merged) for kind, frame in frames.items()
+    ]
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part, allowMissingColumns=True)
@@ -101,27 +106,28 @@ def replay_order(
     return ordered.drop(ORDER), shape
 
 
-def _fields(frame: DataFrame) -> list[str]:
-    return [name for name in frame.columns if name not in NOT_FIELDS]
-
-
-def _map_fields(frame: DataFrame) -> list[str]:
+def _fields(frame: DataFrame, read: Collection[str] | None) -> list[str]:
     return [
-        f.name
-        for f in frame.schema.fields
-        if f.name not in NOT_FIELDS and isinstance(f.dataType, T.MapType)
+        name for name in frame.columns if name not in NOT_FIELDS and (read is None or name in read)
     ]
 
 
-def _replay_rows(kind: str, frame: DataFrame, merged: bool) -> DataFrame:
-    """One input's rows: replay columns, then its fields with timestamps as epoch ms (Avro's
-    ``timestamp-millis`` is a long live; Spark reads it as a timestamp)."""
+def _map_fields(frame: DataFrame, read: Collection[str] | None) -> list[str]:
+    kept = set(_fields(frame, read))
+    return [
+        f.name for f in frame.schema.fields if f.name in kept and isinstance(f.dataType, T.MapType)
+    ]
+
+
+def _replay_rows(kind: str, frame: DataFrame, names: Sequence[str], merged: bool) -> DataFrame:
+    """One input's rows: replay columns, then the fields ``names`` with timestamps as epoch ms
+    (Avro's ``timestamp-millis`` is a long live; Spark reads it as a timestamp)."""
+    types = {f.name: f.dataType for f in frame.schema.fields}
     fields = [
-        F.unix_millis(F.col(f.name)).alias(f.name)
-        if isinstance(f.dataType, T.TimestampType)
-        else F.col(f.name)
-        for f in frame.schema.fields
-        if f.name not in NOT_FIELDS
+        F.unix_millis(F.col(name)).alias(name)
+        if isinstance(types[name], T.TimestampType)
+        else F.col(name)
+        for name in names
     ]
     timestamp_ms = F.unix_millis(F.col("kafka_timestamp"))
     order = timestamp_ms if merged else F.col("kafka_offset")

@@ -35,6 +35,8 @@ class Summary:
     by_severity: dict[str, int] = field(default_factory=dict)
     by_day: dict[str, int] = field(default_factory=dict)
     output: str = ""
+    #: The record fields read from the history (``every field (why)`` when not known).
+    fields_read: str = ""
     compare: dict[str, Any] | None = None
 
     @property
@@ -74,6 +76,8 @@ def summary_lines(summary: Summary) -> list[str]:
     ]
     if summary.first_failure:
         lines.append(f"             first failure: {summary.first_failure}")
+    if summary.fields_read:
+        lines.append(f"  fields     {summary.fields_read}")
     lines.append(f"  alerts     {summary.alerts:,}")
     if summary.by_rule:
         lines.append("  by rule    " + _counts(summary.by_rule))

@@ -48,7 +48,7 @@ def run_backtest(
         detector=detector.name, version=detector.version, inputs=list(detector.inputs),
         date_from=first, date_to=last, table_versions=versions, records=counts.records,
         failures=counts.failures, first_failure=counts.first_failure, seconds=seconds,
-        output=str(out),
+        output=str(out), fields_read=replay.fields.describe(),
     )  # fmt: skip
     written = spark.read.parquet((out / "alerts").as_uri())
     count_alerts(summary, written)

@@ -21,7 +21,7 @@ from services.history.query import start_history_query
 from shared.avro import AvroSerializer
 from shared.avro.catalogue import load_catalogue
 from shared.avro.serde import AvroDeserializer
-from shared.detector import harness
+from shared.detector import Context, detector, harness
 from shared.detector.loading import load_detector
 from shared.history_tables import history_tables
 from shared.kafka.partitioner import partition_for
@@ -121,6 +121,33 @@ def test_a_backtest_raises_the_alerts_the_runtime_raises_with_the_same_ids(
     assert summary.records == reads and summary.failures == 0
     assert summary.alerts == len(expected) == sum(summary.by_rule.values())
     assert summary.table_versions and all(v >= 0 for v in summary.table_versions.values())
+    assert not summary.fields_read.startswith("every field")  # only what detect reads was read
+
+
+def _flagged(record: dict[str, Any]) -> bool:
+    return record["amount"] > 5_000 and record["attributes"] is not None
+
+
+@detector(name="large_by_helper", version="1", inputs=["transactions"])
+def _by_helper(record: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """Hands the record to a helper: its source cannot say which fields it reads."""
+    if not _flagged(record):
+        return []
+    evidence = {"attributes": ",".join(sorted(record["attributes"])), "ip": record["ip"]}
+    return [ctx.alert("large", severity="LOW", score=1.0, reason="large", evidence=evidence)]
+
+
+def test_a_detector_whose_source_does_not_say_what_it_reads_is_given_every_field(
+    stored: dict[str, Any], spark: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = run_backtest(spark, _by_helper, stored["location"], None, None, out)
+    assert summary.fields_read.startswith("every field (line ")
+    expected = harness.run(_by_helper, stored["records"], partitions=PARTITIONS).alerts
+    assert expected and summary.failures == 0
+    got = {r["alert_id"]: r["evidence"] for r in spark.read.parquet((out / "alerts").as_uri())
+           .collect()}  # fmt: skip
+    assert got == {a["alert_id"]: a["evidence"] for a in expected}
 
 
 def test_compare_names_what_only_the_backtest_and_only_the_deployed_detector_raised(
