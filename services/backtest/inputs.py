@@ -23,7 +23,6 @@ from pyspark.sql import types as T
 from services.backtest.errors import BacktestError
 from services.backtest.replay import (
     OFFSET,
-    ORDER,
     PARTITION,
     RECORD_TYPE,
     TIMESTAMP_MS,
@@ -94,16 +93,16 @@ def replay_order(
     for part in parts[1:]:
         rows = rows.unionByName(part, allowMissingColumns=True)
     if not stateful:
-        return rows.drop(ORDER), shape
+        return rows, shape
     spark = rows.sparkSession
     numbers = 2 * max(spark.sparkContext.defaultParallelism, 1)
     # Hashed, not ranged (a range needs a sampling pass over everything upstream), into twice
     # as many Spark partitions as task slots. Kafka partitions may share a Spark partition;
-    # sorted by partition first, each is still whole and in order.
-    ordered = rows.repartition(numbers, PARTITION).sortWithinPartitions(
-        PARTITION, ORDER, TOPIC, OFFSET
-    )
-    return ordered.drop(ORDER), shape
+    # sorted by partition first, each is still whole and in order: two inputs merged by Kafka
+    # timestamp, then topic and offset; one input in offset order.
+    order = (PARTITION, TIMESTAMP_MS, TOPIC, OFFSET) if merged else (PARTITION, OFFSET)
+    ordered = rows.repartition(numbers, PARTITION).sortWithinPartitions(*order)
+    return ordered, shape
 
 
 def _fields(frame: DataFrame, read: Collection[str] | None) -> list[str]:
@@ -130,13 +129,11 @@ def _replay_rows(kind: str, frame: DataFrame, names: Sequence[str], merged: bool
         for name in names
     ]
     timestamp_ms = F.unix_millis(F.col("kafka_timestamp"))
-    order = timestamp_ms if merged else F.col("kafka_offset")
     return frame.select(
-        F.lit(kind).alias(RECORD_TYPE),
+        *([F.lit(kind).alias(RECORD_TYPE)] if merged else []),
         F.col("kafka_partition").alias(PARTITION),
         F.col("kafka_topic").alias(TOPIC),
         F.col("kafka_offset").alias(OFFSET),
-        order.alias(ORDER),
         timestamp_ms.alias(TIMESTAMP_MS),
         *fields,
     )

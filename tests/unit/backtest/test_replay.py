@@ -11,7 +11,6 @@ import pytest
 from services.backtest.replay import (
     ALERT_ARROW_SCHEMA,
     OFFSET,
-    ORDER,
     PARTITION,
     RECORD_TYPE,
     TIMESTAMP_MS,
@@ -45,26 +44,29 @@ def _transactions(count: int) -> list[dict[str, Any]]:
 def _batches(
     rows: list[tuple[str, dict[str, Any]]], partitions: int, size: int
 ) -> Iterator[pa.RecordBatch]:
-    """Replay rows as Spark hands them over: by partition, then offset; maps as pairs."""
+    """Replay rows as Spark hands them over: by partition, then Kafka timestamp (offset order
+    within each topic); maps as pairs."""
     offsets: dict[tuple[str, int], int] = {}
     table = []
     for n, (kind, record) in enumerate(rows):
         p = partition_for(record["customer_id"].encode(), partitions)
         offset = offsets[(kind, p)] = offsets.get((kind, p), -1) + 1
         row = {RECORD_TYPE: kind, PARTITION: p, TOPIC: f"records.{kind}", OFFSET: offset,
-               ORDER: n, TIMESTAMP_MS: T0 + n}  # fmt: skip
+               TIMESTAMP_MS: T0 + n}  # fmt: skip
         row.update({f: record.get(f) for f in FIELDS})
         if "attributes" in record:
             row["attributes"] = list(record["attributes"].items())
         table.append(row)
-    table.sort(key=lambda r: (r[PARTITION], r[ORDER]))
+    table.sort(key=lambda r: (r[PARTITION], r[TIMESTAMP_MS]))
     schema = pa.schema([
         (RECORD_TYPE, pa.string()), (PARTITION, pa.int32()), (TOPIC, pa.string()),
-        (OFFSET, pa.int64()), (ORDER, pa.int64()), (TIMESTAMP_MS, pa.int64()),
+        (OFFSET, pa.int64()), (TIMESTAMP_MS, pa.int64()),
         ("record_id", pa.string()), ("customer_id", pa.string()), ("event_time", pa.int64()),
         ("amount", pa.float64()), ("currency", pa.string()), ("country", pa.string()),
         ("attributes", pa.map_(pa.string(), pa.string())),
     ])  # fmt: skip
+    if len({kind for kind, _ in rows}) == 1:  # one input: Spark sends no record type column
+        schema = schema.remove(schema.get_field_index(RECORD_TYPE))
     for start in range(0, len(table), size):
         yield pa.RecordBatch.from_pylist(table[start : start + size], schema=schema)
 
@@ -123,3 +125,16 @@ def test_a_record_detect_fails_on_is_counted_and_the_replay_goes_on() -> None:
     assert counts.failures == 1
     assert counts.first_failure.startswith("records.transactions[0]@3: ")
     assert "ValueError: cannot read this one" in counts.first_failure
+
+
+def test_records_are_built_for_any_field_name_and_for_no_field_at_all() -> None:
+    from services.backtest.replay import _records
+
+    odd = ["it's", 'say "hi"', "ünïcode", "c0"]
+    columns = {name: [f"{name}-{row}" for row in range(3)] for name in odd}
+    types = ["transactions"] * 3
+    shape = RecordShape(fields={"transactions": odd})
+    assert _records(columns, types, shape) == [
+        {name: f"{name}-{row}" for name in odd} for row in range(3)
+    ]
+    assert _records({}, types, RecordShape(fields={"transactions": []})) == [{}, {}, {}]
