@@ -39,16 +39,16 @@ jars: $(STAMP) ## Fetch Kafka, Spark connector and Avro jars from Maven Central 
 	@$(BIN)/python -m shared.jar_cache
 
 influxdb: $(STAMP) ## Install InfluxDB from Debian's packages if missing (needs root)
-	@$(BIN)/python -m control.servers.influx_install
+	@$(BIN)/python -m hosting.servers.influx_install
 
 jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into .cache (once, ~5 min)
-	@$(BIN)/python -m control.servers.jaeger_install
+	@$(BIN)/python -m hosting.servers.jaeger_install
 
 container-tools: $(STAMP) ## Install the Docker engine, docker-compose and debootstrap if missing (needs root)
-	@$(BIN)/python -m control.containers.tools_install || echo "going on without them: the container tests will say why they cannot run"
+	@$(BIN)/python -m hosting.containers.tools_install || echo "going on without them: the container tests will say why they cannot run"
 
 images: jars jaeger ## Build the mesh's container images locally, no registry needed (base via debootstrap: root once)
-	$(BIN)/python -m control.containers.images --rebuild
+	$(BIN)/python -m hosting.containers.images --rebuild
 
 lint: $(STAMP) ## ruff lint and format check; the folders' import contracts (pyproject.toml)
 	$(BIN)/ruff check .
@@ -72,8 +72,8 @@ test-unit: $(STAMP) ## Only the fast tests that need no broker
 DEMO_SEED := $(shell date +%s)
 
 demo: jars ## Start the local mesh, produce sample records, show them routed, counted and alerted (with traces), then backtest a detector over the history
-	@$(BIN)/python -m control.servers.influx_install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
-	@$(BIN)/python -m control.servers.jaeger_install || echo "going on without a trace backend"
+	@$(BIN)/python -m hosting.servers.influx_install || echo "going on without InfluxDB: metrics go to files under .mesh/metrics"
+	@$(BIN)/python -m hosting.servers.jaeger_install || echo "going on without a trace backend"
 	$(BIN)/mesh up
 	@$(BIN)/python -m tools.ingest_wait --mark
 	@# The records go out in the background while the progress line shows the mesh taking them.

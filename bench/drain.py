@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 
 def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, total: int) -> dict:
@@ -30,7 +31,7 @@ def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, to
         detector=detector,
         manifest=manifest,
         topics=default_topics(detector, prefix, inputs),
-        group_id=f"{prefix}detector.{name}",
+        group_id=TopicNames(prefix).detector_group(name),
         instance_id=f"bench-drain-{name}",
         log_interval_s=3600,
     )

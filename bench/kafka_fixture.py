@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from control.servers.broker import LocalBroker
+from hosting.servers.broker import LocalBroker
 from shared.errors import MeshError
 from shared.jar_cache import bundle, fetch
 from shared.kafka.served import wait_until_served

@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in args.cases if c not in CASES]
     if unknown:
         parser.error(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
-    from control.servers.broker import LocalBroker
-    from control.servers.ports import ephemeral_port
+    from hosting.servers.broker import LocalBroker
+    from hosting.servers.ports import ephemeral_port
 
     failed = []
     suite_began = time.monotonic()

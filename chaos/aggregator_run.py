@@ -18,8 +18,8 @@ from pathlib import Path
 
 from chaos.service_kill import halt_service
 from control.launch.aggregator import aggregator_process, start_aggregator
-from control.servers.influx import LocalInflux, installed
 from control.supervised_service import supervised_child
+from hosting.servers.influx import LocalInflux, installed
 from shared.json_files import read_json
 from shared.settings import Settings
 from testkit.detector_runs import read_topic
@@ -38,7 +38,7 @@ Totals = dict[tuple[str, tuple[tuple[str, str], ...]], int]
 def private_influx(work: Path) -> LocalInflux:
     """A real InfluxDB of the case's own (installed first if missing, as `make test` does)."""
     if not installed():
-        done = subprocess.run([sys.executable, "-m", "control.servers.influx_install"],
+        done = subprocess.run([sys.executable, "-m", "hosting.servers.influx_install"],
                               capture_output=True, text=True)  # fmt: skip
         if done.returncode != 0 or not installed():
             raise RuntimeError(f"InfluxDB is needed and could not be installed: {done.stdout}")

@@ -35,8 +35,8 @@ def outage_s(short: bool) -> float:
 
 
 def broker_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
-    from control.servers.broker import LocalBroker
-    from control.servers.ports import ephemeral_port
+    from hosting.servers.broker import LocalBroker
+    from hosting.servers.ports import ephemeral_port
 
     base = replace(settings, home=work / "broker", bootstrap_servers="",
                    broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip

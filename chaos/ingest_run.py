@@ -12,7 +12,6 @@ else writes to a case's raw topics).
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import uuid
@@ -33,6 +32,7 @@ from shared.kafka.topics import TopicSpec
 from shared.local_process import LocalProcess
 from shared.service_files import REAL_TIME
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 from testkit.detector_runs import read_topic
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
@@ -65,20 +65,25 @@ class IngestMesh:
         return mesh
 
     @property
+    def names(self) -> TopicNames:
+        """The case's topics: the mesh's names under ``<prefix>.``."""
+        return TopicNames(f"{self.prefix}.")
+
+    @property
     def raw(self) -> list[str]:
-        return [f"{self.prefix}.raw.{t}" for t in TYPES]
+        return [self.names.raw(t) for t in TYPES]
 
     @property
     def records(self) -> list[str]:
-        return [f"{self.prefix}.records.{t}" for t in TYPES]
+        return [self.names.records(t) for t in TYPES]
 
     @property
     def invalid(self) -> str:
-        return f"{self.prefix}.records.invalid"
+        return self.names.invalid
 
     @property
     def windows(self) -> str:
-        return f"{self.prefix}.metrics.windows"
+        return self.names.windows
 
     @property
     def outputs(self) -> list[str]:
@@ -107,8 +112,8 @@ class IngestMesh:
         )
         env = {
             "MESH_INGEST_MODE": self.mode,
-            "MESH_INGEST_RAW_PATTERN": re.escape(self.prefix) + r"\.raw\..*",
-            "MESH_INGEST_RECORDS_PREFIX": f"{self.prefix}.records",
+            "MESH_INGEST_RAW_PATTERN": self.names.raw_pattern,
+            "MESH_INGEST_RECORDS_PREFIX": self.names.records_family,
             "MESH_INGEST_INVALID_TOPIC": self.invalid,
             "MESH_INGEST_WINDOWS_TOPIC": self.windows,
             "MESH_INGEST_CHECKPOINT_DIR": str(self.checkpoints),
@@ -233,7 +238,7 @@ class RawFeed:
 
     def __init__(self, mesh: IngestMesh, rate: float, slice_s: int) -> None:
         self.settings = mesh.settings
-        self.send = SendOptions(topic_prefix=f"{mesh.prefix}.raw", progress=False, rate=rate)
+        self.send = SendOptions(topic_prefix=mesh.names.raw_family, progress=False, rate=rate)
         self.slice = int((rate or EVENT_RATE) * slice_s)
         self.start_ms = int(time.time() * 1000) - 5_000
         self.sent = self.delivered = self.invalid = 0

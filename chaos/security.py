@@ -45,8 +45,8 @@ METADATA_REFUSAL_S = 3.0
 
 def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
     from control.security.grants import detector_grants, detector_principal
-    from control.servers.broker import LocalBroker
-    from control.servers.ports import ephemeral_port
+    from hosting.servers.broker import LocalBroker
+    from hosting.servers.ports import ephemeral_port
 
     base = replace(settings, home=work / "broker", bootstrap_servers="", broker_secure=True,
                    broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip

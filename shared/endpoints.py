@@ -4,7 +4,7 @@ A setting (MESH_BOOTSTRAP_SERVERS, MESH_OTLP_ENDPOINT, MESH_INFLUX_URL) always w
 the local servers `mesh up` starts publish their address in a file under ``$MESH_HOME/<server>/``
 and this module reads it, only while the server's process is alive (a dead broker's address is
 "no Kafka broker: start one", not a client that times out). The control plane's server
-managers (:mod:`control.servers`) write these files; the services only read them, so a service
+managers (:mod:`hosting.servers`) write these files; the services only read them, so a service
 never imports the code that starts a server.
 """
 
@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from shared.errors import MeshError
 from shared.local_process import LocalProcess
 from shared.settings import Settings
-from shared.tracing.jaeger_api import BackendInfo
 
 __all__ = [
     "BROKER",
     "INFLUXDB",
     "TRACE_BACKEND",
+    "BackendInfo",
     "NoBrokerError",
     "bootstrap_file",
     "influx_url_file",
@@ -32,6 +33,17 @@ __all__ = [
     "resolve_otlp_endpoint",
     "trace_backend_file",
 ]
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Where the running trace backend listens."""
+
+    #: OTLP/HTTP base URL: set it as MESH_OTLP_ENDPOINT (spans go to ``<it>/v1/traces``).
+    otlp_endpoint: str
+    #: Jaeger UI and its HTTP API.
+    ui_url: str
+
 
 #: The local processes (and their folders under MESH_HOME) of the three local servers.
 BROKER, INFLUXDB, TRACE_BACKEND = "kafka", "influxdb", "jaeger"

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from control.containers.compose import ComposeMesh
-from control.servers.ports import ephemeral_port
+from hosting.containers.compose import ComposeMesh
+from hosting.servers.ports import ephemeral_port
 from shared.settings import Settings
 
 PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_CONTROLLER_PORT", "MESH_INFLUX_PORT",

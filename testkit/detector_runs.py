@@ -21,6 +21,7 @@ from shared.json_files import read_json
 from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 from tools.loadgen.avro_feed import FeedRecord, encoders
 
 
@@ -136,7 +137,7 @@ class PacedFeed:
             for sent, record in enumerate(valid_records(config), start=1):
                 if self._stopping.is_set():
                     break
-                topic = f"{self.settings.topic_prefix}records.{record.record_type}"
+                topic = TopicNames.of(self.settings).records(record.record_type)
                 value = encode[record.record_type].encode(record.record)
                 produce_raw(producer, topic, value, record.key)
                 self.produced[record.record_type] += 1

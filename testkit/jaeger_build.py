@@ -6,7 +6,7 @@ of wall time on two cores. Only a few tests need it (those with the ``jaeger`` f
 container stage, whose ``mesh/jaeger`` image holds the binary), and the serial suite leaves part
 of the machine idle while its tests wait on brokers and Spark. So the suite collects, moves the
 tests that need Jaeger to the end (:func:`needs_jaeger`), and starts
-``python -m control.servers.jaeger_install --idle`` in the background: Linux runs an idle-class
+``python -m hosting.servers.jaeger_install --idle`` in the background: Linux runs an idle-class
 process only on a core nothing else wants, so the tests ahead are not slowed. The first test
 that needs Jaeger waits for the build (:meth:`BackgroundBuild.wait`); the installer's lock makes
 a second build started meanwhile wait for this one rather than build it twice.
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from control.servers.jaeger_install import installed
+from hosting.servers.jaeger_install import installed
 from shared.settings import Settings
 
 __all__ = ["BackgroundBuild", "needs_jaeger"]
@@ -58,7 +58,7 @@ class BackgroundBuild:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_file.open("wb")
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "control.servers.jaeger_install", "--idle"],
+            [sys.executable, "-m", "hosting.servers.jaeger_install", "--idle"],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

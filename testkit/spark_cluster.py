@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyspark
 
-from control.servers.ports import ephemeral_port
+from hosting.servers.ports import ephemeral_port
 from shared.pids import wait_gone
 
 SPARK_HOME = Path(pyspark.__file__).parent

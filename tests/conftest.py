@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from kafka_leaders import wait_for_leaders
 
-from control.servers.broker import LocalBroker
+from hosting.servers.broker import LocalBroker
 from shared.settings import Settings
 
 
@@ -173,7 +173,7 @@ class InfluxServer:
 def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]:
     """A real InfluxDB 1.x (Debian's influxd) on loopback, shared by the whole session.
 
-    When influxd is missing, ``python -m control.servers.influx_install`` runs first (the CI
+    When influxd is missing, ``python -m hosting.servers.influx_install`` runs first (the CI
     machine is root, so `make test` works on a fresh machine); if that cannot install it the
     tests fail with its message rather than skip, so a missing InfluxDB is never mistaken for a
     pass.
@@ -181,12 +181,12 @@ def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]
     import subprocess
     import sys
 
-    from control.servers.influx import LocalInflux, installed
+    from hosting.servers.influx import LocalInflux, installed
     from shared.influx.writer import InfluxWriter
 
     if not installed():
         result = subprocess.run(
-            [sys.executable, "-m", "control.servers.influx_install"],
+            [sys.executable, "-m", "hosting.servers.influx_install"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -204,7 +204,7 @@ def influxdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InfluxServer]
         server.stop()
 
 
-from shared.tracing.jaeger_api import BackendInfo  # noqa: E402  (the jaeger fixture's type)
+from shared.endpoints import BackendInfo  # noqa: E402  (the jaeger fixture's type)
 from testkit.jaeger_build import BackgroundBuild, needs_jaeger  # noqa: E402
 
 _JAEGER_BUILD = pytest.StashKey["BackgroundBuild"]()
@@ -272,7 +272,7 @@ def jaeger(tmp_path_factory: pytest.TempPathFactory, jaeger_binary: None) -> Ite
     Its binary comes from the ``jaeger_binary`` fixture (built with Go from the Go module proxy
     when missing: a few minutes the first time, cached in .cache/).
     """
-    from control.servers.jaeger import LocalJaeger
+    from hosting.servers.jaeger import LocalJaeger
 
     settings = Settings.from_env()
     home = tmp_path_factory.mktemp("jaeger-home")

@@ -28,6 +28,7 @@ from bench.kafka_fixture import create_topic
 from bench.result import Result
 from shared.detector import Context, Detector, KeyValue, detector
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 from testkit.detector_runs import produce_feed
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
@@ -61,10 +62,10 @@ def run_backtest_bench(settings: Settings) -> list[Result]:
 
     prefix = f"bench.hist.{uuid.uuid4().hex[:8]}."
     topics = {
-        kind: create_topic(settings, "", PARTITIONS, name=f"{prefix}records.{kind}")
+        kind: create_topic(settings, "", PARTITIONS, name=TopicNames(prefix).records(kind))
         for kind in ("transactions", "logins")
     }
-    create_topic(settings, "", PARTITIONS, name=f"{prefix}alerts")
+    create_topic(settings, "", PARTITIONS, name=TopicNames(prefix).alerts)
     start_ms = int(time.time() * 1000) - 2 * 86_400_000  # within the history's retention
     counts = produce_feed(
         settings, topics, valid_records(StreamConfig(start_time_ms=start_ms, count=COUNT, seed=7))
@@ -166,8 +167,9 @@ def _drained(
 
     found, _ = load_detector(f"detectors.{name}")
     prefix = f"bench.histdrain.{uuid.uuid4().hex[:8]}."
-    for suffix in ("alerts", "detectors.dlq"):
-        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    names = TopicNames(prefix)
+    for topic in (names.alerts, names.detectors_dlq):
+        create_topic(settings, "", PARTITIONS, name=topic)
     inputs = {kind: topics[kind] for kind in found.inputs}
     figures = drain(settings, name, inputs, prefix, sum(counts[k] for k in found.inputs))
     return Result(

@@ -27,6 +27,7 @@ from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 
 BENCH_TAG = "bench"
 BUILT = ("python", "spark", "kafka")
@@ -34,7 +35,7 @@ DETECTOR = "large_amount"
 
 
 def run_all(settings: Settings) -> list[Result]:
-    from control.containers.engine import EngineUnavailable, connect
+    from hosting.containers.engine import EngineUnavailable, connect
 
     try:
         client = connect()
@@ -44,7 +45,7 @@ def run_all(settings: Settings) -> list[Result]:
 
 
 def _image_builds(settings: Settings, client) -> list[Result]:  # type: ignore[no-untyped-def]
-    from control.containers.images import ImageBuilder
+    from hosting.containers.images import ImageBuilder
 
     builder = ImageBuilder(settings, rebuild=True, say=lambda line: None, tag=BENCH_TAG,
                            no_cache=True)  # fmt: skip
@@ -65,7 +66,7 @@ def _image_builds(settings: Settings, client) -> list[Result]:  # type: ignore[n
 
 
 def _first_alert() -> Result:
-    from control.containers.compose import ComposeMesh
+    from hosting.containers.compose import ComposeMesh
     from testkit.container_mesh import compose_environment
     from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
     from tools.loadgen.ground_truth import read_ground_truth
@@ -102,8 +103,9 @@ def _detector_ratio(settings: Settings) -> list[Result]:
     results = []
     for where in ("host", "container"):
         prefix = f"bench.drain.{uuid.uuid4().hex[:8]}."
-        for suffix in ("alerts", "detectors.dlq"):
-            create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+        names = TopicNames(prefix)
+        for topic in (names.alerts, names.detectors_dlq):
+            create_topic(settings, "", PARTITIONS, name=topic)
         args = [settings.bootstrap_servers, DETECTOR, json.dumps(inputs), prefix, str(total)]
         figures = _drain(where, args)
         results.append(Result(f"detector {DETECTOR} ({where})", figures["records"],
@@ -115,7 +117,7 @@ def _detector_ratio(settings: Settings) -> list[Result]:
 
 
 def _drain(where: str, args: list[str]) -> dict:
-    from control.containers.images import image
+    from hosting.containers.images import image
 
     if where == "host":
         launcher = [sys.executable]

@@ -26,6 +26,7 @@ from control.deploy.instances import running_instances
 from control.deploy.lifecycle import down
 from shared.kafka.config import consumer_config
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 from testkit.detector_runs import PacedFeed
 
 #: Records per second offered (transactions and logins together).
@@ -48,7 +49,7 @@ def _first_alert_from(settings: Settings, detector: str, deadline_s: float) -> f
     decode = AvroDeserializer("alert").decode
     group = f"bench-deploy-{uuid.uuid4().hex[:8]}"
     consumer = Consumer(consumer_config(settings, group, **{"auto.offset.reset": "earliest"}))
-    consumer.subscribe([f"{settings.topic_prefix}alerts"])
+    consumer.subscribe([TopicNames.of(settings).alerts])
     deadline = time.monotonic() + deadline_s
     try:
         while time.monotonic() < deadline:

@@ -25,6 +25,7 @@ from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.raw_pipe import copy_batches
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 from testkit.detector_runs import produce_feed
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
@@ -51,9 +52,9 @@ def feed(settings: Settings, count: int = COUNT) -> Feed:
     cached = _FEEDS.get(settings.bootstrap_servers)
     if cached is not None:
         return cached
-    prefix = f"bench.det.{uuid.uuid4().hex[:8]}"
+    names = TopicNames(f"bench.det.{uuid.uuid4().hex[:8]}.")
     topics = {
-        t: create_topic(settings, "", PARTITIONS, name=f"{prefix}.records.{t}")
+        t: create_topic(settings, "", PARTITIONS, name=names.records(t))
         for t in ("transactions", "logins")
     }
     config = StreamConfig(start_time_ms=1_790_000_000_000, count=count, seed=7)
@@ -70,8 +71,9 @@ def run_detector(settings: Settings, name: str) -> Result:
     data = feed(settings)
     detector, _ = load_detector(f"detectors.{name}")
     prefix = f"bench.det.{uuid.uuid4().hex[:8]}."
-    for suffix in ("alerts", "detectors.dlq"):
-        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    names = TopicNames(prefix)
+    for topic in (names.alerts, names.detectors_dlq):
+        create_topic(settings, "", PARTITIONS, name=topic)
     inputs = {t: data.topics[t] for t in detector.inputs}
     figures = drain(settings, name, inputs, prefix, sum(data.counts[t] for t in inputs))
     state = "stateful" if figures["stateful"] else "stateless"

@@ -51,6 +51,7 @@ from bench.scenarios.e2e_ramp import routed_written, run_ramp
 from shared.errors import MeshError
 from shared.lineage import SOURCE_TIMESTAMP_HEADER
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 #: Real-time routing only: micro-batch is the fallback (issue 20 measured it: it does not keep up
@@ -146,7 +147,7 @@ def _first_alert(settings: Settings) -> float:
     def warm() -> None:
         seed = 100
         while not stop.is_set():  # short slices, so the feed ends soon after the first alert
-            options = SendOptions(topic_prefix=f"{settings.topic_prefix}raw", rate=WARM_RATE,
+            options = SendOptions(topic_prefix=TopicNames.of(settings).raw_family, rate=WARM_RATE,
                                   progress=False)  # fmt: skip
             produce_to_kafka(replace(_feed(WARM_RATE, 2, seed), fraud_share=WARM_FRAUD), options,
                              settings)  # fmt: skip
@@ -155,7 +156,7 @@ def _first_alert(settings: Settings) -> float:
     feeder = threading.Thread(target=warm, daemon=True)
     feeder.start()
     try:
-        consumer = _consumer(settings, [f"{settings.topic_prefix}alerts"])
+        consumer = _consumer(settings, [TopicNames.of(settings).alerts])
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if any(m.error() is None for m in consumer.consume(100, timeout=0.2)):
@@ -244,9 +245,11 @@ def _paced_run(
 def _send(settings: Settings, feed: str, rate: int, seconds: float, seed: int) -> int:
     """Feed ``rate`` raw records a second for ``seconds``; how many were delivered."""
     if feed == PLAIN:
-        topic = f"{settings.topic_prefix}raw.transactions"
+        topic = TopicNames.of(settings).raw("transactions")
         return feed_plain(settings, topic, rate, seconds, seed).delivered
-    options = SendOptions(topic_prefix=f"{settings.topic_prefix}raw", rate=rate, progress=False)
+    options = SendOptions(
+        topic_prefix=TopicNames.of(settings).raw_family, rate=rate, progress=False
+    )
     return produce_to_kafka(_feed(rate, seconds, seed), options, settings).delivered
 
 
@@ -266,7 +269,7 @@ def _ms(values: list[float], q: float) -> str:
 def _settled_alerts(settings: Settings) -> list[tuple[Any, int]]:
     """Every alert on the topic as (message, its Kafka timestamp), read once no new alert has
     come for QUIET_S seconds (the detectors are done with the feed)."""
-    consumer = _consumer(settings, [f"{settings.topic_prefix}alerts"])
+    consumer = _consumer(settings, [TopicNames.of(settings).alerts])
     alerts: list[tuple[Any, int]] = []
     quiet_since, deadline = time.monotonic(), time.monotonic() + SETTLE_TIMEOUT_S
     while time.monotonic() - quiet_since < QUIET_S and time.monotonic() < deadline:

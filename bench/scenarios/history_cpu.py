@@ -29,6 +29,7 @@ from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json
 from shared.service_files import history_status_file
 from shared.settings import PROJECT_ROOT, Settings
+from shared.topic_names import TopicNames
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import encoders, valid_records
 
@@ -43,9 +44,9 @@ POOL = 20_000
 
 def run_history_cpu(settings: Settings) -> list[Result]:
     prefix = f"hcpu{int(time.time())}."
-    topics = {kind: create_topic(settings, "", PARTITIONS, name=f"{prefix}records.{kind}")
+    topics = {kind: create_topic(settings, "", PARTITIONS, name=TopicNames(prefix).records(kind))
               for kind in ("transactions", "logins")}  # fmt: skip
-    create_topic(settings, "", PARTITIONS, name=f"{prefix}alerts")
+    create_topic(settings, "", PARTITIONS, name=TopicNames(prefix).alerts)
     pool = _encoded_pool(topics)
     with tempfile.TemporaryDirectory(prefix="mesh-bench-history-") as home:
         job = _start_history(settings, Path(home), prefix)

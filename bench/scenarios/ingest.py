@@ -11,7 +11,6 @@ the routed copy's.
 from __future__ import annotations
 
 import contextlib
-import re
 import tempfile
 import threading
 import time
@@ -23,6 +22,7 @@ from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
 from shared.lineage import source_timestamp_ms
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 COUNT = 500_000
@@ -34,22 +34,28 @@ WARM_UP = 20_000
 
 def _topics(settings: Settings) -> str:
     prefix = f"bench.ingest.{uuid.uuid4().hex[:8]}"
+    names = _names(prefix)
     for kind in ("transactions", "logins"):
-        create_topic(settings, "", 8, name=f"{prefix}.raw.{kind}")
-        create_topic(settings, "", 8, name=f"{prefix}.records.{kind}")
-    create_topic(settings, "", 4, name=f"{prefix}.records.invalid")
-    create_topic(settings, "", 4, name=f"{prefix}.metrics.windows")
+        create_topic(settings, "", 8, name=names.raw(kind))
+        create_topic(settings, "", 8, name=names.records(kind))
+    create_topic(settings, "", 4, name=names.invalid)
+    create_topic(settings, "", 4, name=names.windows)
     return prefix
+
+
+def _names(prefix: str) -> TopicNames:
+    """The topics of one run, under ``<prefix>.``."""
+    return TopicNames(f"{prefix}.")
 
 
 def _config(prefix: str, checkpoints: Path):  # type: ignore[no-untyped-def]
     from services.ingest.config import IngestConfig
 
     return IngestConfig(
-        raw_pattern=re.escape(prefix) + r"\.raw\..*",
-        records_prefix=f"{prefix}.records",
-        invalid_topic=f"{prefix}.records.invalid",
-        windows_topic=f"{prefix}.metrics.windows",
+        raw_pattern=_names(prefix).raw_pattern,
+        records_prefix=_names(prefix).records_family,
+        invalid_topic=_names(prefix).invalid,
+        windows_topic=_names(prefix).windows,
         checkpoint_dir=checkpoints,
         max_offsets_per_trigger=BATCH,
         max_record_bytes=MAX_RECORD_BYTES,
@@ -108,7 +114,7 @@ def run_throughput(settings: Settings, count: int = COUNT) -> Result:
     prefix = _topics(settings)
     report = produce_to_kafka(
         _stream(count, int(time.time() * 1000)),
-        SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
+        SendOptions(topic_prefix=_names(prefix).raw_family, progress=False),
         settings,
     )
     with (
@@ -155,12 +161,12 @@ def run_real_time_throughput(settings: Settings, count: int = COUNT) -> Result:
     prefix = _topics(settings)
     report = produce_to_kafka(
         _stream(count, int(time.time() * 1000)),
-        SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
+        SendOptions(topic_prefix=_names(prefix).raw_family, progress=False),
         settings,
     )
     master = master_for("auto", RAW_PARTITIONS)
-    outputs = [f"{prefix}.records.transactions", f"{prefix}.records.logins",
-               f"{prefix}.records.invalid"]  # fmt: skip
+    names = _names(prefix)
+    outputs = [names.records("transactions"), names.records("logins"), names.invalid]
     with (
         tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp,
         _session(settings, Path(tmp), master) as spark,
@@ -226,10 +232,12 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
             {"bootstrap.servers": settings.bootstrap_servers, "group.id": f"bench-{prefix}",
              "auto.offset.reset": "earliest"}
         )  # fmt: skip
-        consumer.subscribe([f"{prefix}.records.transactions", f"{prefix}.records.logins"])
+        consumer.subscribe(
+            [_names(prefix).records("transactions"), _names(prefix).records("logins")]
+        )
         warm = produce_to_kafka(
             _stream(WARM_UP, int(time.time() * 1000)),
-            SendOptions(topic_prefix=f"{prefix}.raw", progress=False),
+            SendOptions(topic_prefix=_names(prefix).raw_family, progress=False),
             settings,
         )
         warmed, deadline = 0, time.monotonic() + 300
@@ -242,7 +250,7 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
             try:
                 produce_to_kafka(
                     _stream(int(rate * duration), started_ms + 60_000),
-                    SendOptions(topic_prefix=f"{prefix}.raw", rate=rate, progress=False),
+                    SendOptions(topic_prefix=_names(prefix).raw_family, rate=rate, progress=False),
                     settings,
                 )
             except BaseException as exc:  # surfaced after the join, not lost in the thread

@@ -24,6 +24,7 @@ from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 ROUNDS = 2
 
@@ -58,7 +59,7 @@ def _drain(settings: Settings, per_record_metrics: bool) -> float:
         detector=detector,
         manifest=manifest,
         topics=topics,
-        group_id=f"{prefix}detector.large_amount",
+        group_id=TopicNames(prefix).detector_group("large_amount"),
         instance_id="bench-metrics",
         log_interval_s=3600,
     )
@@ -183,15 +184,16 @@ def run_aggregator(settings: Settings) -> Result:
     from tempfile import mkdtemp
 
     from services.metrics_aggregator.decode import classify, valid
-    from services.metrics_aggregator.service import AggregatorRun
+    from services.metrics_aggregator.run import AggregatorRun
     from shared.avro.catalogue import Catalogue
     from shared.endpoints import resolve_bootstrap
     from shared.spark_session import spark_session
 
     prefix = f"bench.agg.{uuid.uuid4().hex[:8]}."
-    for name, partitions in (("metrics", 4), ("metrics.windows", 4), ("metrics.dlq", 1)):
-        create_topic(settings, "", partitions, name=prefix + name)
-    topic = prefix + "metrics"
+    names = TopicNames(prefix)
+    for name, partitions in ((names.metrics, 4), (names.windows, 4), (names.metrics_dlq, 1)):
+        create_topic(settings, "", partitions, name=name)
+    topic = names.metrics
     sent = _fill_snapshots(settings, topic)
     home = Path(mkdtemp(prefix="bench-aggregator-"))
     private = replace(settings, topic_prefix=prefix, home=home)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from bench.result import Result
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 COUNT = 5_000
 CONCURRENCY = 8
@@ -88,7 +89,7 @@ def _notifier_run(settings: Settings, rules_text: str, name: str) -> Result:
         private = replace(settings, home=Path(home), topic_prefix=prefix)
         apply_declared(private)
         alerts = [alert(f"a{i}", customer=f"cust_{i}") for i in range(COUNT)]
-        produce_alerts(private, f"{prefix}alerts", list(alerts))
+        produce_alerts(private, TopicNames(prefix).alerts, list(alerts))
         env = {"MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "MESH_HOME": home,
                "MESH_TOPIC_PREFIX": prefix}  # fmt: skip
         with WebhookReceiver() as receiver:

@@ -29,6 +29,7 @@ from bench.drain import drain_process
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 CUSTOMERS = 1_000_000
 RECORDS = 2 * CUSTOMERS
@@ -88,8 +89,8 @@ def run_state_scale(settings: Settings) -> list[Result]:
     start_ms = int(time.time() * 1000) - EVENT_SPAN_MS
     produce(settings, topic, 0, RECORDS, start_ms)
     prefix = f"bench.state.{uuid.uuid4().hex[:8]}."
-    for suffix in ("alerts", "detectors.dlq"):
-        create_topic(settings, "", PARTITIONS, name=prefix + suffix)
+    for name in (TopicNames(prefix).alerts, TopicNames(prefix).detectors_dlq):
+        create_topic(settings, "", PARTITIONS, name=name)
     inputs = {"transactions": topic}
     drained = drain_velocity(settings, inputs, prefix, RECORDS)
     produce(settings, topic, RECORDS, LATE_RECORDS, start_ms)

@@ -35,6 +35,7 @@ from bench.result import Result
 from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import producer_config
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import encoders, valid_records
 
@@ -153,7 +154,7 @@ def _drain(
     for name in (topics.alerts, topics.dlq):
         create_topic(settings, "", PARTITIONS, name=name)
     config = RuntimeConfig(detector=detector, manifest=manifest, topics=topics,
-                           group_id=f"{prefix}detector.large_amount",
+                           group_id=TopicNames(prefix).detector_group("large_amount"),
                            instance_id="bench-tracing", log_interval_s=3600)  # fmt: skip
     runner = start(settings, config)
     if headers_only:

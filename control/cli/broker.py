@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from control.servers.broker import LocalBroker
+from hosting.servers.broker import LocalBroker
 from shared.jar_cache import bundle, fetch
 from shared.settings import Settings
 

@@ -1,6 +1,6 @@
 """``mesh compose up|down|ps``: the whole mesh in containers (infra/compose), checked first.
 
-Same services, topics and settings as the embedded mesh; see :mod:`control.containers.compose`
+Same services, topics and settings as the embedded mesh; see :mod:`hosting.containers.compose`
 for what is checked before anything starts and how a failed start is undone.
 """
 
@@ -14,7 +14,7 @@ from shared.errors import ConfigError
 from shared.settings import Settings
 
 if TYPE_CHECKING:
-    from control.containers.compose import ComposeMesh
+    from hosting.containers.compose import ComposeMesh
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,8 +52,8 @@ def _swarm_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _mesh(swarm: bool, files: list[Path] | None = None) -> ComposeMesh:
-    from control.containers.compose import COMPOSE_FILE, ComposeMesh
-    from control.containers.stack import SwarmStack
+    from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
+    from hosting.containers.stack import SwarmStack
 
     for file in files or []:
         if not file.is_file():

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from control.servers.broker import LocalBroker
 from control.supervised_service import supervised_child
+from hosting.servers.broker import LocalBroker
 from shared.disk_space import disk_space
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
@@ -93,8 +93,8 @@ def _home_line(settings: Settings) -> None:
 def _container_lines() -> None:
     """The services of container meshes (`mesh compose up`, with or without --swarm) on this
     machine's engine, if one answers: where the mesh runs when its processes are not local."""
-    from control.containers.compose import service_states
-    from control.containers.engine import EngineUnavailable
+    from hosting.containers.compose import service_states
+    from hosting.containers.engine import EngineUnavailable
 
     try:
         projects = service_states()
@@ -149,7 +149,7 @@ def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
 
 
 def _influx_line(settings: Settings) -> None:
-    from control.servers.influx import LocalInflux, installed
+    from hosting.servers.influx import LocalInflux, installed
 
     url = LocalInflux(settings).running_url()
     _backend_line(
@@ -162,8 +162,8 @@ def _influx_line(settings: Settings) -> None:
 
 
 def _traces_line(settings: Settings) -> None:
-    from control.servers.jaeger import LocalJaeger
-    from control.servers.jaeger_install import installed
+    from hosting.servers.jaeger import LocalJaeger
+    from hosting.servers.jaeger_install import installed
 
     info = LocalJaeger(settings).running()
     _backend_line(

@@ -77,7 +77,7 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
 
 def _start_influx(settings: Settings) -> None:
     """The local InfluxDB, unless MESH_INFLUX_URL names one or influxd is not installed."""
-    from control.servers.influx import LocalInflux, installed
+    from hosting.servers.influx import LocalInflux, installed
 
     dashboard = "infra/grafana/detector-mesh.json"
     if settings.influx_url:
@@ -96,8 +96,8 @@ def _start_influx(settings: Settings) -> None:
 def _start_trace_backend(settings: Settings) -> None:
     """The local Jaeger when built and no MESH_OTLP_ENDPOINT names a backend (the services
     find it: shared.endpoints.resolve_otlp_endpoint)."""
-    from control.servers.jaeger import LocalJaeger
-    from control.servers.jaeger_install import installed
+    from hosting.servers.jaeger import LocalJaeger
+    from hosting.servers.jaeger_install import installed
 
     if settings.otlp_endpoint:
         print(f"traces   to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
@@ -140,7 +140,7 @@ def _start_notifier(settings: Settings) -> None:
         start_notifier,
         uses_shipped_rules,
     )
-    from control.servers.ports import is_free
+    from hosting.servers.ports import is_free
 
     if uses_shipped_rules(settings):
         address = f"127.0.0.1:{DEMO_RECEIVER_PORT}"
@@ -167,8 +167,8 @@ def down(args: argparse.Namespace, settings: Settings) -> int:
     from control.launch.history import history_process
     from control.launch.ingest import ingest_process
     from control.launch.notifier import notifier_process, receiver_process
-    from control.servers.influx import LocalInflux
-    from control.servers.jaeger import LocalJaeger
+    from hosting.servers.influx import LocalInflux
+    from hosting.servers.jaeger import LocalJaeger
 
     lifecycle.down(settings)
     stopped = ingest_process(settings).stop()

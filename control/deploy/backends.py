@@ -3,7 +3,11 @@
 Deploy, rollout, scale, stop and `mesh status` see one interface, :class:`Replica`; a
 deployment remembers its backend (``deployment.json``), so every later command on it runs its
 replicas the same way. The process backend is :mod:`control.deploy.instances`, the docker one
-:mod:`control.containers.instances`.
+:mod:`control.deploy.container_replicas`.
+
+The docker one is imported inside the functions that choose it, on purpose: it loads the
+``docker`` SDK, 151 ms of every `mesh` command's start (``python -X importtime -c "import
+docker"``, 2026-11-27), which a mesh of processes never needs.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ BACKENDS = (PROCESS, DOCKER)
 
 class Started(Protocol):
     """What starting or stopping a replica reports: the process (:class:`ProcessInfo`) or the
-    container (:class:`~control.containers.instances.ContainerStarted`) and its main pid."""
+    container (:class:`~control.deploy.container_replicas.ContainerStarted`) and its main pid."""
 
     @property
     def name(self) -> str: ...
@@ -53,14 +57,14 @@ def preflight(settings: Settings, backend: str) -> None:
     """What a backend needs before a deployment is written, or one line why not: for containers,
     an engine that answers and the services image (`make images`)."""
     if check_backend(backend) == DOCKER:
-        from control.containers.instances import require_image
+        from control.deploy.container_replicas import require_image
 
         require_image()
 
 
 def replica(settings: Settings, backend: str, name: str, seq: int, index: int) -> Replica:
     if check_backend(backend) == DOCKER:
-        from control.containers.instances import ContainerInstance
+        from control.deploy.container_replicas import ContainerInstance
 
         return ContainerInstance(settings, name, seq, index)
     return Instance(settings, name, seq, index)
@@ -68,8 +72,8 @@ def replica(settings: Settings, backend: str, name: str, seq: int, index: int) -
 
 def replicas(settings: Settings, backend: str, name: str, seq: int, count: int) -> list[Replica]:
     if check_backend(backend) == DOCKER:
-        from control.containers.engine import connect
-        from control.containers.instances import ContainerInstance
+        from control.deploy.container_replicas import ContainerInstance
+        from hosting.containers.engine import connect
 
         client = connect()  # one connection for all of them
         return [ContainerInstance(settings, name, seq, i, client) for i in range(count)]
@@ -79,7 +83,7 @@ def replicas(settings: Settings, backend: str, name: str, seq: int, count: int) 
 def running_replicas(settings: Settings, backend: str, name: str) -> list[Replica]:
     """Every replica of ``name`` running now on ``backend``, whatever its release."""
     if check_backend(backend) == DOCKER:
-        from control.containers.instances import running_containers
+        from control.deploy.container_replicas import running_containers
 
         return list(running_containers(settings, name))
     return list(running_instances(settings, name))

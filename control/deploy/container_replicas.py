@@ -29,11 +29,11 @@ from typing import Any
 
 from docker.errors import APIError
 
-from control.containers.engine import connect
-from control.containers.images import image
 from control.deploy.errors import DeployRefused
 from control.deploy.instances import InstanceView, replica_environment, replica_name
 from control.deploy.releases import Release
+from hosting.containers.engine import connect
+from hosting.containers.images import image
 from shared.json_files import read_json
 from shared.process_usage import ProcessUsage
 from shared.settings import Settings

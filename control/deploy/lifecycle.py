@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from control.containers.engine import EngineUnavailable
 from control.deploy.backends import (
     DOCKER,
     PROCESS,
@@ -24,6 +23,7 @@ from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
+from hosting.containers.engine import EngineUnavailable
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError

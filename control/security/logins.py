@@ -20,7 +20,7 @@ from shared.topic_names import TopicNames
 
 def local_secure(settings: Settings) -> bool:
     """The mesh runs on this MESH_HOME's broker, and that broker is secure."""
-    from control.servers.broker import LocalBroker
+    from hosting.servers.broker import LocalBroker
 
     return not settings.uses_external_kafka and LocalBroker(settings).secure
 

@@ -3,7 +3,7 @@
 Compose itself starts what it is told and leaves the rest to you; this module adds what a user
 would otherwise find out the hard way, each as one line, *before* anything starts:
 
-* no engine answers (:mod:`control.containers.engine`);
+* no engine answers (:mod:`hosting.containers.engine`);
 * neither Compose v2 (``docker compose``) nor docker-compose 1.29 is installed;
 * the compose file (or an override) is not valid: Compose's own first complaint;
 * an image is missing: `make images`;
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from control.containers.engine import connect
+from hosting.containers.engine import connect
 from shared.errors import MeshError
 from shared.settings import PROJECT_ROOT
 
@@ -148,7 +148,7 @@ class ComposeMesh:
         connect()
         self._stop(volumes)
 
-    # what differs on Swarm (control.containers.stack) ----------------------------------------
+    # what differs on Swarm (hosting.containers.stack) ----------------------------------------
     #: The label the engine puts on every container of the project.
     project_label = "com.docker.compose.project"
     #: A service whose container exited has failed (Swarm starts a new task instead).

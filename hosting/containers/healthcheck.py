@@ -1,4 +1,4 @@
-"""A container's health check: ``python -m control.containers.healthcheck SERVICE``.
+"""A container's health check: ``python -m hosting.containers.healthcheck SERVICE``.
 
 The engine runs it inside the container every few seconds; exit 0 is healthy. Each service
 already reports itself in a file under ``$MESH_HOME`` (the same files `mesh status` reads), so
@@ -74,7 +74,7 @@ def check(service: str, home: Path) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print(f"usage: python -m control.containers.healthcheck {'|'.join(SERVICES)}")
+        print(f"usage: python -m hosting.containers.healthcheck {'|'.join(SERVICES)}")
         return 2
     try:
         reason = check(args[0], Path(os.environ.get("MESH_HOME", "/var/lib/mesh")))

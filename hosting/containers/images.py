@@ -37,10 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from control.containers.engine import EngineUnavailable, connect
-from control.containers.requirements_split import services_requirements, spark_requirements
-from control.servers.jaeger import VIEWER, render_config
-from control.servers.jaeger_install import installed as jaeger_binary
+from hosting.containers.engine import EngineUnavailable, connect
+from hosting.containers.requirements_split import services_requirements, spark_requirements
+from hosting.servers.jaeger import VIEWER, render_config
+from hosting.servers.jaeger_install import installed as jaeger_binary
 from shared.errors import MeshError
 from shared.file_digest import files_digest
 from shared.jar_cache import BUNDLES, JarCacheError, fetch
@@ -236,7 +236,7 @@ class ImageBuilder:
         self._docker_build(self.image("spark"), context, "spark.Dockerfile", args)
 
     def _kafka(self) -> None:
-        from control.servers.broker import LOG4J_CONFIG, broker_properties
+        from hosting.servers.broker import LOG4J_CONFIG, broker_properties
 
         context = self._context("kafka")
         self._copy_jars("kafka", context / "libs")

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control.containers.compose import ONE_SHOT, ComposeError, ComposeMesh, run_tool
-from control.containers.engine import connect
+from hosting.containers.compose import ONE_SHOT, ComposeError, ComposeMesh, run_tool
+from hosting.containers.engine import connect
 from shared.settings import PROJECT_ROOT
 
 STACK_VERSION = "3.8"

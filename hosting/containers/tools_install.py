@@ -1,10 +1,10 @@
-"""``python -m control.containers.tools_install``: install what the container mesh needs from
+"""``python -m hosting.containers.tools_install``: install what the container mesh needs from
 Debian's packages when it is missing: the engine (``docker.io``), ``docker-compose`` and
 ``debootstrap`` (the base image is built from Debian's mirror: no registry is reachable here).
 
 `make test` runs it so the container tests can run on a fresh machine; without root it only
 says, in one line, what to run (exit 2), and the container tests then say they cannot run. No
-service is started by apt: the tests start their own ``dockerd`` (:mod:`control.servers.dockerd`).
+service is started by apt: the tests start their own ``dockerd`` (:mod:`hosting.servers.dockerd`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 
-from control.servers.apt_install import install_packages
+from hosting.servers.apt_install import install_packages
 
 #: The program each package provides, by which we tell it is installed.
 PACKAGES = {
@@ -37,7 +37,7 @@ def main(
 ) -> int:
     """0 when everything is (now) installed, 2 when installing needs root, 1 when apt failed."""
     argparse.ArgumentParser(
-        prog="python -m control.containers.tools_install",
+        prog="python -m hosting.containers.tools_install",
         description="Install docker.io, docker-compose and debootstrap when missing.",
     ).parse_args(argv)
     wanted = missing()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 POLICY_RC_D = Path("/usr/sbin/policy-rc.d")
 _FORBID_SERVICE_START = (
-    "#!/bin/sh\n# written by the mesh (control.servers.apt_install) while apt runs\nexit 101\n"
+    "#!/bin/sh\n# written by the mesh (hosting.servers.apt_install) while apt runs\nexit 101\n"
 )
 
 

@@ -1,6 +1,6 @@
 """A single-node Apache Kafka broker in KRaft mode, run from the jar cache on loopback.
 
-The broker is a local server like the others (:mod:`control.servers.local_server`): an ordinary
+The broker is a local server like the others (:mod:`hosting.servers.local_server`): an ordinary
 :class:`~shared.local_process.LocalProcess` called ``kafka``, with its data, log, pid file and
 published address under ``MESH_HOME/kafka``. Starting is idempotent and serialised by a file lock,
 so two ``mesh up`` at once never start two brokers; stopping only signals the process this folder
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from control.servers import broker_security
-from control.servers.broker_security import Passwords
-from control.servers.broker_tls import BrokerTls, ensure_broker_tls
-from control.servers.local_server import LocalServer
-from control.servers.ports import first_free
+from hosting.servers import broker_security
+from hosting.servers.broker_security import Passwords
+from hosting.servers.broker_tls import BrokerTls, ensure_broker_tls
+from hosting.servers.local_server import LocalServer
+from hosting.servers.ports import first_free
 from shared.class_archive import class_archive
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
@@ -110,7 +110,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
 
     @property
     def secure(self) -> bool:
-        """Clients must log in (see :mod:`control.servers.broker_security`)."""
+        """Clients must log in (see :mod:`hosting.servers.broker_security`)."""
         return self.settings.broker_secure or (self.dir / broker_security.MARKER).exists()
 
     def _timeout_hint(self) -> str:
@@ -220,7 +220,7 @@ def broker_properties(
     quorum is reached; the listeners bind ``listen_host`` and clients are sent to
     ``advertised_host`` (both ``host`` unless given: a container on a bridge network binds
     0.0.0.0 and advertises a name the clients resolve). ``secure``: SASL listeners and ACLs
-    (:mod:`control.servers.broker_security`)."""
+    (:mod:`hosting.servers.broker_security`)."""
     listen = listen_host or host
     advertised = advertised_host or host
     properties = {

@@ -3,7 +3,7 @@
 Two listeners, both SASL on 127.0.0.1 (verified on Kafka 4.1 here; docs/security.md):
 
 * **CLIENT** (the broker's port): SCRAM-SHA-512 only, over TLS (SASL_SSL) with a certificate
-  signed by a CA made for this MESH_HOME (:mod:`control.servers.broker_tls`). Every client logs
+  signed by a CA made for this MESH_HOME (:mod:`hosting.servers.broker_tls`). Every client logs
   in as its principal; the ``StandardAuthorizer`` allows each only what its ACLs say (no ACL, no
   access). The broker talks to itself over it as ``admin``, the super user whose SCRAM
   credential is written into the metadata log when the storage is formatted (``--add-scram``):
@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from control.servers.broker_tls import BrokerTls
+from hosting.servers.broker_tls import BrokerTls
 from shared.errors import MeshError
 from shared.kafka.security import ADMIN, MECHANISM, ensure_password, password_file
 from shared.settings import Settings

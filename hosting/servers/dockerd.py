@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from control.servers.local_server import LocalServer
+from hosting.servers.local_server import LocalServer
 from shared.errors import MeshError
 from shared.settings import Settings
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from control.servers.local_server import LocalServer
-from control.servers.ports import first_free
+from hosting.servers.local_server import LocalServer
+from hosting.servers.ports import first_free
 from shared.endpoints import INFLUXDB, influx_url_file, local_influx_url
 from shared.influx.errors import InfluxError
 from shared.influx.transport import TRANSPORT_ERRORS, call
@@ -28,7 +28,7 @@ NAME = INFLUXDB
 
 
 def installed() -> bool:
-    """Whether ``influxd`` is on PATH (``python -m control.servers.influx_install`` installs it)."""
+    """Whether ``influxd`` is on PATH (``python -m hosting.servers.influx_install`` installs it)."""
     return shutil.which("influxd") is not None
 
 
@@ -54,7 +54,7 @@ class LocalInflux(LocalServer[str]):
         influxd = shutil.which("influxd")
         if influxd is None:
             raise InfluxError(
-                "influxd not found on PATH: run `python -m control.servers.influx_install` "
+                "influxd not found on PATH: run `python -m hosting.servers.influx_install` "
                 "(as root), or `sudo apt-get install influxdb influxdb-client`"
             )
         http_port = first_free(HOST, self.settings.influx_port)
@@ -102,7 +102,7 @@ def _toml(path: Path) -> str:
 # ``reporting-disabled``); both are given, unknown keys are ignored. The monitor's _internal
 # database, the query log and the HTTP access log are off: they would grow without bound.
 _CONFIG = """\
-# Written by control/servers/influx.py at every start; edits are lost.
+# Written by hosting/servers/influx.py at every start; edits are lost.
 reporting-disabled = true
 reporting-enabled = false
 bind-address = "{host}:{rpc_port}"

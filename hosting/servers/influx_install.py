@@ -1,4 +1,4 @@
-"""``python -m control.servers.influx_install``: install Debian's InfluxDB 1.x when ``influxd``
+"""``python -m hosting.servers.influx_install``: install Debian's InfluxDB 1.x when ``influxd``
 is missing.
 
 Why a module: ``make test`` on a fresh machine must work (the test session starts its own
@@ -6,7 +6,7 @@ InfluxDB), and the CI machine runs as root. Without root it does nothing but say
 what to run; exit code 2.
 
 The mesh never uses the packaged service (it runs its own loopback-only influxd, see
-:mod:`control.servers.influx`), so the install keeps Debian's postinst from starting one: while apt
+:mod:`hosting.servers.influx`), so the install keeps Debian's postinst from starting one: while apt
 runs, a ``/usr/sbin/policy-rc.d`` answering 101 ("action forbidden") is put in place, Debian's
 standard switch for that, unless the machine already has one. If an influxd that is not ours
 runs afterwards anyway, it is reported, never killed: it may be somebody's.
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from control.servers.apt_install import POLICY_RC_D, apt_run, install_packages
+from hosting.servers.apt_install import POLICY_RC_D, apt_run, install_packages
 from shared.local_process import TAG_VARIABLE
 
 PACKAGES = ("influxdb", "influxdb-client")
@@ -45,7 +45,7 @@ def main(
 ) -> int:
     """0 when influxd is (now) installed, 2 when that needs root, 1 when apt failed."""
     argparse.ArgumentParser(
-        prog="python -m control.servers.influx_install",
+        prog="python -m hosting.servers.influx_install",
         description="Install InfluxDB 1.x from Debian's packages when influxd is missing.",
     ).parse_args(argv)
     run = run or apt_run

@@ -1,6 +1,6 @@
 """A local Jaeger v2 for the mesh and the tests: the trace backend spans are exported to.
 
-:class:`LocalJaeger` runs the binary built by :mod:`control.servers.jaeger_install` as an ordinary
+:class:`LocalJaeger` runs the binary built by :mod:`hosting.servers.jaeger_install` as an ordinary
 :class:`~shared.local_process.LocalProcess` called ``jaeger``: config, log and pid file live in
 ``$MESH_HOME/jaeger/``. The config (rendered from ``infra/jaeger/config.yaml.template``) opens
 listeners on 127.0.0.1 only: OTLP/HTTP on ``otlp_port`` and the UI with its HTTP API on
@@ -24,12 +24,12 @@ import http.client
 import json
 from pathlib import Path
 
-from control.servers.jaeger_install import installed
-from control.servers.local_server import LocalServer
-from control.servers.ports import first_free
-from shared.endpoints import TRACE_BACKEND, local_trace_backend, trace_backend_file
+from hosting.servers.jaeger_install import installed
+from hosting.servers.local_server import LocalServer
+from hosting.servers.ports import first_free
+from shared.endpoints import TRACE_BACKEND, BackendInfo, local_trace_backend, trace_backend_file
 from shared.settings import PROJECT_ROOT, Settings
-from shared.tracing.jaeger_api import BackendError, BackendInfo, get_json
+from shared.tracing.jaeger_api import BackendError, get_json
 
 __all__ = ["LocalJaeger", "default_ui_assets", "render_config"]
 
@@ -104,7 +104,7 @@ class LocalJaeger(LocalServer[BackendInfo]):
         binary = installed(self.settings)
         if binary is None:
             raise BackendError(
-                "Jaeger is not installed: run `python -m control.servers.jaeger_install` "
+                "Jaeger is not installed: run `python -m hosting.servers.jaeger_install` "
                 "(builds it with Go into .cache/jaeger/)"
             )
         otlp_port = first_free(HOST, self.otlp_port)

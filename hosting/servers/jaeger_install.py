@@ -1,4 +1,4 @@
-"""``python -m control.servers.jaeger_install``: build the Jaeger v2 binary into the cache.
+"""``python -m hosting.servers.jaeger_install``: build the Jaeger v2 binary into the cache.
 
 Jaeger v2 (an OpenTelemetry Collector distribution that receives OTLP natively) is built from its
 Go module, fetched through the Go module proxy, at the pinned :data:`VERSION` (the module's tags
@@ -24,7 +24,7 @@ The binary does not embed the Jaeger UI's web assets: Jaeger's release process b
 npm, the Go module carries only a placeholder page (v1.76.0, and v1.40.0 and v1.17.0 alike), and
 the npm name ``jaeger-ui`` has no published version. So nothing is installed for the UI: the local
 Jaeger serves the mesh's own trace viewer from ``infra/jaeger/ui`` over its HTTP API (see
-:mod:`control.servers.jaeger`, which also takes a jaeger-ui build put into ``.cache/jaeger/ui``).
+:mod:`hosting.servers.jaeger`, which also takes a jaeger-ui build put into ``.cache/jaeger/ui``).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def _run(
 def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = print) -> int:
     """0 when Jaeger is (now) installed, 1 with a one-line reason when it could not be."""
     parser = argparse.ArgumentParser(
-        prog="python -m control.servers.jaeger_install",
+        prog="python -m hosting.servers.jaeger_install",
         description=f"Build the Jaeger v2 binary ({MODULE}@{VERSION}) into the cache.",
     )
     parser.add_argument(

@@ -1,5 +1,5 @@
 # mesh/jre:bookworm — the Debian base plus Debian's Java 17 runtime, for the broker and Spark.
-# Built by `make images` (control/containers/images.py) from mesh/base:bookworm, which it makes
+# Built by `make images` (hosting/containers/images.py) from mesh/base:bookworm, which it makes
 # with debootstrap: no registry is needed.
 ARG BASE=mesh/base:bookworm
 FROM ${BASE}

@@ -1,5 +1,5 @@
 # mesh/kafka — a single-node KRaft broker from the jars `make jars` fetched from Maven Central,
-# configured like the local mesh's (control/servers/broker.py: broker_properties).
+# configured like the local mesh's (hosting/servers/broker.py: broker_properties).
 # Context: .cache/images/kafka/ (made by `make images`).
 ARG JRE=mesh/jre:bookworm
 FROM ${JRE}

@@ -32,6 +32,7 @@ COPY schemas schemas
 COPY shared shared
 COPY services services
 COPY control control
+COPY hosting hosting
 COPY tools tools
 COPY detectors detectors
 # The `mesh` command, as the project's entry point (pyproject.toml) defines it.

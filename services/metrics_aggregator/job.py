@@ -80,7 +80,7 @@ def query_starters(
 ) -> dict[str, Callable[[], StreamingQuery]]:
     """How to start each of the two queries, by query name, metrics first; ``service``
     receives their batches. A query that died of a known Spark fault is started again with
-    the same function (:meth:`services.metrics_aggregator.service.AggregatorRun.failure`)."""
+    the same function (:meth:`services.metrics_aggregator.run.AggregatorRun.failure`)."""
     config = service.config
 
     def source(topic: str) -> DataFrame:

@@ -95,7 +95,7 @@ def run(
     """Start the queries and wait for a signal, a failure, or (``--once``) the end."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
-    from services.metrics_aggregator.service import AggregatorRun
+    from services.metrics_aggregator.run import AggregatorRun
     from shared.metrics.instance import instance_id
     from shared.spark_session import C1_ONLY_DRIVER, spark_session, stop_spark
 

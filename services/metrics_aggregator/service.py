@@ -14,7 +14,7 @@ One :class:`AggregatorService` lives for the life of the driver. It owns
 Every handler ends by refreshing the status file. An exception in a handler (a dead-letter
 write the broker refused) fails that query, and the job stops: the batch is redone on restart.
 
-:class:`AggregatorRun` runs the whole aggregator in a caller's SparkSession (tests, benchmarks).
+:class:`~services.metrics_aggregator.run.AggregatorRun` wires it to its queries.
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql import DataFrame
 
 from services.metrics_aggregator.checkpoint import batch_timestamp_ms
 from services.metrics_aggregator.config import AggregatorConfig, metrics_dir, status_path
@@ -47,14 +45,11 @@ from services.metrics_aggregator.status import (
 )
 from services.metrics_aggregator.windows import window_counts
 from shared import endpoints
-from shared.avro.catalogue import Catalogue
-from shared.endpoints import resolve_bootstrap
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter, LineProtocolFiles
 from shared.json_files import write_json_atomic
 from shared.kafka.security import spark_kafka_options
 from shared.settings import Settings
-from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 log = logging.getLogger(__name__)
 
@@ -211,98 +206,3 @@ class AggregatorService:
     def failed(self, message: str) -> None:
         self.last_error = message[:1000]
         self.write_status(FAILED)
-
-
-@dataclass
-class AggregatorRun:
-    """The aggregator's two queries running in the caller's SparkSession.
-
-    ``start`` notes where the input topics end, so :meth:`caught_up` can tell when everything
-    that was there at start has been aggregated (what ``--once`` waits for).
-    """
-
-    service: AggregatorService
-    queries: list[StreamingQuery]
-    targets: dict[str, dict[str, dict[str, int]]]
-    #: how to start each query again, by name (a query met by a known Spark fault)
-    starters: dict[str, Callable[[], StreamingQuery]] = field(default_factory=dict)
-    #: how often each query was started again
-    retries: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def start(
-        cls,
-        spark: SparkSession,
-        settings: Settings,
-        checkpoint_dir: Path,
-        *,
-        influx_url: str | None = None,
-        influx_db: str | None = None,
-        trigger_s: float = 1.0,
-        instance_id: str = "metrics_aggregator@test",
-    ) -> AggregatorRun:
-        if influx_url is not None:
-            settings = replace(settings, influx_url=influx_url)
-        if influx_db is not None:
-            settings = replace(settings, influx_db=influx_db)
-        config = AggregatorConfig.from_settings(
-            settings, checkpoint_dir=Path(checkpoint_dir), trigger_s=trigger_s
-        )
-        catalogue = Catalogue.load(settings.schemas_dir)
-        return cls.launch(spark, settings, config, instance_id, catalogue)
-
-    @classmethod
-    def launch(
-        cls,
-        spark: SparkSession,
-        settings: Settings,
-        config: AggregatorConfig,
-        instance_id: str,
-        catalogue: Catalogue,
-        bootstrap: str | None = None,
-    ) -> AggregatorRun:
-        """The one wiring of the service and its queries (the job's main and the tests)."""
-        from services.metrics_aggregator.job import offsets_to_reach, query_starters
-
-        bootstrap = resolve_bootstrap(settings) if bootstrap is None else bootstrap
-        service = AggregatorService(settings, config, instance_id, bootstrap)
-        targets = offsets_to_reach(service)
-        starters = query_starters(spark, service, catalogue)
-        return cls(service, [start() for start in starters.values()], targets, starters)
-
-    def failure(self) -> str | None:
-        """Why a query stopped by itself, or None while all run (or were stopped). A query that
-        died of SPARK-55271 after replaying a batch (:mod:`shared.spark_bugs`) is started again
-        in place, up to REPLAY_METRICS_RETRIES times a run, instead of failing the job."""
-        for index, query in enumerate(self.queries):
-            error = query.exception()
-            if error is None:
-                continue
-            tries = self.retries.get(query.name, 0)
-            if (
-                query.name in self.starters
-                and is_replay_metrics_fault(error)
-                and (tries < REPLAY_METRICS_RETRIES)
-            ):
-                log.warning("query %s hit SPARK-55271 after replaying its last batch: "
-                            "starting it again", query.name)  # fmt: skip
-                self.retries[query.name] = tries + 1
-                self.queries[index] = self.starters[query.name]()
-                continue
-            return f"query {query.name} stopped: {error}"
-        return None
-
-    def caught_up(self) -> bool:
-        """True when every query got to where its topic ended when the run started."""
-        from services.metrics_aggregator.job import caught_up
-
-        return all(caught_up(q, self.targets[q.name]) for q in self.queries)
-
-    def stop(self, flush_timeout_s: float = 10.0) -> bool:
-        """Stop the queries (between batches when possible) and flush InfluxDB; True if it
-        took every point."""
-        from services.metrics_aggregator.job import stop_queries
-
-        stop_queries(self.queries)
-        self.service.close()
-        return self.service.flush(flush_timeout_s)

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from shared.detector.alerts import build_alert
-from shared.detector.declaration import Detector
 from shared.detector.errors import StateError
 from shared.detector.state import KeyValueStore, TaskState, WindowStore
 
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+class DetectorIdentity(Protocol):
+    """What ``ctx`` needs of its detector's declaration (a :class:`Detector` is one). A
+    protocol, not an import: the declaration types ``detect(record, ctx)`` with this module's
+    :class:`Context`, so this module may not import the declaration back (no cycles)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def stores(self) -> Mapping[str, object]: ...
 
 
 class Context:
@@ -36,7 +48,10 @@ class Context:
     )
 
     def __init__(
-        self, detector: Detector, state: TaskState, clock: Callable[[], int] = wall_clock_ms
+        self,
+        detector: DetectorIdentity,
+        state: TaskState,
+        clock: Callable[[], int] = wall_clock_ms,
     ) -> None:
         self._detector = detector
         self._state = state

@@ -9,7 +9,7 @@ API's format::
      "start_us": 1700000000000000, "duration_us": 1234}
 
 A client, not the server: the local Jaeger itself is started by the control plane
-(:mod:`control.servers.jaeger`).
+(:mod:`hosting.servers.jaeger`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from typing import Any
 
 from shared.errors import MeshError
@@ -29,16 +28,6 @@ _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 class BackendError(MeshError):
     """The trace backend is not installed, did not start, or did not answer."""
-
-
-@dataclass(frozen=True)
-class BackendInfo:
-    """Where the running trace backend listens."""
-
-    #: OTLP/HTTP base URL: set it as MESH_OTLP_ENDPOINT (spans go to ``<it>/v1/traces``).
-    otlp_endpoint: str
-    #: Jaeger UI and its HTTP API.
-    ui_url: str
 
 
 def get_trace(ui_url: str, trace_id_hex: str, *, timeout_s: float = 5.0) -> list[dict[str, Any]]:

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from control.containers.compose import ComposeMesh
-from control.containers.engine import EngineUnavailable, connect
-from control.containers.images import ImageBuilder, ImageBuildError
-from control.containers.stack import SwarmStack
-from control.servers.dockerd import DockerdError, LocalDockerd
-from control.servers.ports import ephemeral_port
+from hosting.containers.compose import ComposeMesh
+from hosting.containers.engine import EngineUnavailable, connect
+from hosting.containers.images import ImageBuilder, ImageBuildError
+from hosting.containers.stack import SwarmStack
+from hosting.servers.dockerd import DockerdError, LocalDockerd
+from hosting.servers.ports import ephemeral_port
 from shared.settings import Settings
 from testkit.container_mesh import RunningMesh, compose_environment
 

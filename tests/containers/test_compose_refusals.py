@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mesh_cli import mesh
 
-from control.containers.compose import COMPOSE_FILE, ComposeError, ComposeMesh
+from hosting.containers.compose import COMPOSE_FILE, ComposeError, ComposeMesh
 from testkit.container_mesh import compose_environment
 
 pytestmark = [pytest.mark.containers]

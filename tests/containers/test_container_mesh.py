@@ -19,7 +19,7 @@ from detector_folders import write_detector
 from mesh_cli import mesh
 from polling import wait_for
 
-from control.containers.instances import ContainerInstance
+from control.deploy.container_replicas import ContainerInstance
 from control.deploy.lifecycle import deploy, stop
 from control.deploy.rollout import rollout
 from control.deploy.scale import scale

@@ -1,5 +1,5 @@
 """The same compose file on Docker Swarm (`mesh compose up --swarm`): the stack derived from it
-(control/containers/stack.py) starts every service on one swarm node without start conditions,
+(hosting/containers/stack.py) starts every service on one swarm node without start conditions,
 comes up healthy, and raises the planted alerts of a generated stream."""
 
 from __future__ import annotations

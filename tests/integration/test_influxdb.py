@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from control.servers.influx import LocalInflux
+from hosting.servers.influx import LocalInflux
 from shared.influx.line_protocol import Point
 from shared.influx.writer import InfluxWriter
 from shared.settings import Settings

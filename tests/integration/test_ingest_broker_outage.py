@@ -37,9 +37,9 @@ from polling import wait_for
 
 from chaos.ingest_run import routing_mode
 from control.launch.ingest import ingest_process, start_ingest
-from control.servers.broker import LocalBroker
-from control.servers.ports import ephemeral_port
 from control.supervised_service import supervised_child
+from hosting.servers.broker import LocalBroker
+from hosting.servers.ports import ephemeral_port
 from shared.settings import Settings
 from tools.loadgen.config import StreamConfig
 from tools.loadgen.stream import generate

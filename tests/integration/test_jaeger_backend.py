@@ -12,11 +12,12 @@ from pathlib import Path
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from control.servers.jaeger import default_ui_assets
-from control.servers.jaeger_install import VERSION
+from hosting.servers.jaeger import default_ui_assets
+from hosting.servers.jaeger_install import VERSION
+from shared.endpoints import BackendInfo
 from shared.settings import Settings
 from shared.tracing import TracingConfig, setup_tracing
-from shared.tracing.jaeger_api import BackendInfo, find_traces, get_trace, wait_for_trace
+from shared.tracing.jaeger_api import find_traces, get_trace, wait_for_trace
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 

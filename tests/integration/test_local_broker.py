@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from control.servers.broker import LocalBroker
+from hosting.servers.broker import LocalBroker
 from shared.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -23,8 +23,9 @@ from polling import wait_for
 from services.metrics_aggregator import errors
 from services.metrics_aggregator.config import metrics_dir, status_path
 from services.metrics_aggregator.decode import classify
+from services.metrics_aggregator.run import AggregatorRun
 from services.metrics_aggregator.series import series_input
-from services.metrics_aggregator.service import AggregatorRun, AggregatorService
+from services.metrics_aggregator.service import AggregatorService
 from services.metrics_aggregator.windows import window_counts
 from shared.avro import AvroSerializer
 from shared.avro.catalogue import Catalogue

@@ -59,7 +59,7 @@ def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
     tmp_path: Path,
     unique_name: Callable[[str], str],
 ) -> None:
-    from services.metrics_aggregator.service import AggregatorRun
+    from services.metrics_aggregator.run import AggregatorRun
 
     settings = private_mesh.settings
     name = unique_name("seed").replace("-", "_")

@@ -18,7 +18,7 @@ import pytest
 from mesh_cli import mesh, run_module
 from polling import wait_for
 
-from control.servers.ports import ephemeral_port
+from hosting.servers.ports import ephemeral_port
 
 pytestmark = pytest.mark.integration
 

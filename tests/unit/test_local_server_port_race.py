@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from control.servers.local_server import PORT_RACE_ATTEMPTS, LocalServer
+from hosting.servers.local_server import PORT_RACE_ATTEMPTS, LocalServer
 from shared.errors import MeshError
 from shared.settings import Settings
 

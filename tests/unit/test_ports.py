@@ -1,6 +1,6 @@
 import socket
 
-from control.servers.ports import first_free, is_free
+from hosting.servers.ports import first_free, is_free
 
 
 def test_a_busy_preferred_port_is_skipped_for_the_next_free_one():

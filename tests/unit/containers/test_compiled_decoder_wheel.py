@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from control.containers import images
+from hosting.containers import images
 
 
 def test_without_cargo_the_image_goes_without_the_wheel_and_says_so(

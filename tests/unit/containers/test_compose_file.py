@@ -10,8 +10,8 @@ import subprocess
 import pytest
 import yaml
 
-from control.containers.compose import COMPOSE_DIR, COMPOSE_FILE, ONE_SHOT, read_env_file
 from control.deploy.lifecycle import DETECTORS_DIR
+from hosting.containers.compose import COMPOSE_DIR, COMPOSE_FILE, ONE_SHOT, read_env_file
 
 BRIDGE_FILE = COMPOSE_DIR / "docker-compose.bridge.yml"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from control.containers.compose import ServiceState, read_env_file
+from hosting.containers.compose import ServiceState, read_env_file
 
 
 def _state(service: str, status: str, health: str = "", exit_code: int = 0) -> ServiceState:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from control.containers import healthcheck
-from control.containers.instances import _last_exit, _timestamp
-from control.servers.broker import broker_properties
+from control.deploy.container_replicas import _last_exit, _timestamp
+from hosting.containers import healthcheck
+from hosting.servers.broker import broker_properties
 from shared.process_usage import started_at
 
 

@@ -7,7 +7,7 @@ import importlib.metadata
 
 from packaging.requirements import Requirement
 
-from control.containers.requirements_split import (
+from hosting.containers.requirements_split import (
     DEVELOPMENT,
     SPARK,
     canonical,

@@ -1,4 +1,4 @@
-"""``python -m control.servers.influx_install``: what it runs, when it refuses, and that it
+"""``python -m hosting.servers.influx_install``: what it runs, when it refuses, and that it
 keeps Debian from starting the packaged service. apt itself is replaced by a recorder."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from control.servers import influx_install as install
+from hosting.servers import influx_install as install
 
 
 class Apt:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from control.servers.influx import LocalInflux
+from hosting.servers.influx import LocalInflux
 from shared.settings import Settings
 
 

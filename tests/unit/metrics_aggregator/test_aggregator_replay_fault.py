@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.metrics_aggregator.service import AggregatorRun
+from services.metrics_aggregator.run import AggregatorRun
 from shared.spark_bugs import REPLAY_METRICS_RETRIES
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from control.servers.broker import broker_properties
-from control.servers.broker_security import Passwords
-from control.servers.broker_tls import BrokerTls, ensure_broker_tls
+from hosting.servers.broker import broker_properties
+from hosting.servers.broker_security import Passwords
+from hosting.servers.broker_tls import BrokerTls, ensure_broker_tls
 
 needs_openssl = pytest.mark.skipif(
     shutil.which("openssl") is None, reason="makes real certificates with the openssl command"

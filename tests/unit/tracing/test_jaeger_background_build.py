@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from control.servers.jaeger_install import binary_path, install
+from hosting.servers.jaeger_install import binary_path, install
 from shared.settings import Settings
 from testkit.jaeger_build import BackgroundBuild, needs_jaeger
 
@@ -61,7 +61,7 @@ def test_a_second_install_started_during_a_build_waits_for_it_and_builds_nothing
 
 def test_the_idle_flag_puts_the_build_in_the_idle_scheduling_class() -> None:
     probe = (
-        "import os; from control.servers.jaeger_install import _take_idle_priority; "
+        "import os; from hosting.servers.jaeger_install import _take_idle_priority; "
         "_take_idle_priority(); print(os.sched_getscheduler(0) == os.SCHED_IDLE or os.nice(0))"
     )
     said = subprocess.run(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from control.servers.jaeger import VIEWER, LocalJaeger, default_ui_assets, render_config
+from hosting.servers.jaeger import VIEWER, LocalJaeger, default_ui_assets, render_config
 from shared.settings import Settings
 
 # The patterns of Jaeger v1.76's cmd/query/app/static_handler.go that must match index.html.

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from control.servers.jaeger import VIEWER
+from hosting.servers.jaeger import VIEWER
 
 SCRIPT = VIEWER / "static" / "trace-viewer.js"
 T0 = 1_800_000_000_000_000  # µs since the epoch: 2027-01-15 08:00:00 UTC

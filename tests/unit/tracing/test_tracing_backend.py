@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from control.servers import jaeger_install
-from control.servers.jaeger import render_config
-from control.servers.jaeger_install import JaegerInstallError, binary_path, install, installed
+from hosting.servers import jaeger_install
+from hosting.servers.jaeger import render_config
+from hosting.servers.jaeger_install import JaegerInstallError, binary_path, install, installed
 from shared.settings import Settings
 from shared.tracing.jaeger_api import normalise_trace
 
