@@ -19,6 +19,7 @@ from control.cli import (
     ingest,
     produce,
     services,
+    settings,
     status,
     topics,
     world,
@@ -27,7 +28,8 @@ from shared.errors import MeshError
 from shared.settings import Settings
 
 VERB_MODULES = (
-    world, status, deploy, services, ingest, history, backtest, broker, topics, produce, compose,
+    world, status, settings, deploy, services, ingest, history, backtest, broker, topics, produce,
+    compose,
 )  # fmt: skip
 
 

@@ -26,20 +26,16 @@ from typing import Any
 
 from shared.errors import ConfigError
 from shared.service_files import MICRO_BATCH, REAL_TIME
+from shared.service_settings import INGEST_SHUFFLE_PARTITIONS
 
 MODES = (REAL_TIME, MICRO_BATCH)
 
 #: Tasks each side query (window counts, span export) reads the raw topics with, whatever their
 #: partition count (``coalesce``): the side queries' batches must fit in the slots kept for them.
 SIDE_READ_TASKS = 1
-#: The window counts' shuffle (= state store) partitions by default (IngestConfig's default).
-#: One: what crosses the shuffle is already counted per reading task (a row per topic, window
-#: and status), so more partitions split no work and only add fixed cost per batch, a state
-#: store each to load, maintain and commit (issue 29, a counts-only query at 5 s batches: ~1.45 s
-#: of CPU a batch with 4, ~0.95 s with 1, at 1 000 or 5 000 records a batch alike), and the
-#: task slots kept for them beside real-time routing. A checkpoint keeps the count it started
-#: with (services.ingest.checkpoint_conf).
-DEFAULT_SHUFFLE_PARTITIONS = 1
+#: The window counts' shuffle (= state store) partitions by default (why one:
+#: shared.service_settings, where the MESH_INGEST_* defaults are declared).
+DEFAULT_SHUFFLE_PARTITIONS = INGEST_SHUFFLE_PARTITIONS
 
 
 def side_slots(shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from shared.errors import ConfigError
@@ -37,15 +37,16 @@ class TracingConfig:
     """Where and how much to trace; ``endpoint == ""`` means tracing is off (nothing exported)."""
 
     #: OTLP/HTTP endpoint as configured (base URL or full ``.../v1/traces`` URL); "" = off.
-    endpoint: str = ""
+    #: Not a MESH_TRACE_ variable: it is MESH_OTLP_ENDPOINT (Settings.otlp_endpoint).
+    endpoint: str = field(default="", metadata={"variable": False})
     #: Fraction of new (parentless) traces that are recorded.
     sample_ratio: float = 0.01
     #: Upper bound of one export call, retries and their back-off included.
     export_timeout_s: float = 2.0
     #: Finished spans that may wait for export; further spans are dropped and counted.
     queue_size: int = 2048
-    #: Spans per export request (at most ``queue_size``).
-    max_export_batch_size: int = 512
+    #: Spans per export request (at most ``queue_size``; not a setting).
+    max_export_batch_size: int = field(default=512, metadata={"variable": False})
     #: Seconds between exports when fewer than a batch of spans are waiting.
     schedule_delay_s: float = 1.0
 

@@ -1,0 +1,176 @@
+"""Every ``MESH_*`` variable of the project, declared once: type, default, what it does.
+
+The settings of a running mesh come from four typed declarations, and this module reads them
+rather than repeating them: :class:`shared.settings.Settings` (``MESH_*``),
+:class:`shared.service_settings.IngestSettings` (``MESH_INGEST_*``),
+:class:`shared.service_settings.NotifierSettings` (``MESH_NOTIFIER_*``) and
+:class:`shared.tracing.config.TracingConfig` (``MESH_TRACE_*``). A field's description is the
+``#:`` comment above it in the source (the code is the documentation). The variables that are not
+settings of a running mesh (the compose file's ports, what the control plane sets for the
+processes it starts, the images', the benchmarks' and the tests' knobs) are declared in
+:data:`OTHER`. ``tests/unit/test_settings_catalogue.py`` fails when the code names a ``MESH_``
+variable declared nowhere here.
+
+No setting holds a secret: a password is given as a file's path (``MESH_KAFKA_PASSWORD_FILE``),
+whose content nothing here reads, so ``mesh settings`` prints every value as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.service_settings import IngestSettings, NotifierSettings
+from shared.settings import PROJECT_ROOT, Settings, env_values
+from shared.tracing.config import TracingConfig
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One variable: its section, name, type, default (as text) and what it does."""
+
+    section: str
+    variable: str
+    type: str
+    default: str
+    description: str
+
+
+#: (section, variable prefix, declaring class): the settings of a running mesh.
+SECTIONS: tuple[tuple[str, str, type], ...] = (
+    ("mesh", "MESH_", Settings),
+    ("ingest", "MESH_INGEST_", IngestSettings),
+    ("notifier", "MESH_NOTIFIER_", NotifierSettings),
+    ("tracing", "MESH_TRACE_", TracingConfig),
+)
+
+_COMPOSE = "compose"
+_INTERNAL = "internal"
+
+#: The variables that are not settings of a running mesh, each with who reads it.
+OTHER: tuple[Declared, ...] = (
+    Declared("avro", "MESH_AVRO_DECODER", "str", "compiled",
+             "fastavro turns the compiled Avro decoder off (to compare, or to rule it out); "
+             "read by shared/avro/compiled.py"),
+    Declared("images", "MESH_IMAGE_TAG", "str", "local",
+             "tag of the images `make images` builds and the compose mesh and "
+             "`mesh deploy --backend docker` run"),
+    Declared(_COMPOSE, "MESH_SERVICE_HOST", "str", "127.0.0.1",
+             "where the compose mesh's containers reach each other (infra/compose/.env)"),
+    Declared(_COMPOSE, "MESH_KAFKA_PORT", "int", "29092",
+             "the compose mesh's broker port on the host"),
+    Declared(_COMPOSE, "MESH_KAFKA_CONTROLLER_PORT", "int", "29093",
+             "the compose mesh's KRaft controller port"),
+    Declared(_COMPOSE, "MESH_KAFKA_HEAP", "str", "512m", "the compose mesh broker's JVM heap"),
+    Declared(_COMPOSE, "MESH_INFLUX_RPC_PORT", "int", "28088",
+             "the compose mesh InfluxDB's backup (RPC) port"),
+    Declared(_COMPOSE, "MESH_OTLP_PORT", "int", "24318",
+             "the compose mesh trace backend's OTLP/HTTP port"),
+    Declared(_COMPOSE, "MESH_TRACE_UI_PORT", "int", "26686",
+             "the compose mesh trace backend's UI and query API port"),
+    Declared(_COMPOSE, "MESH_TRACE_HOST", "str", "127.0.0.1",
+             "the interface the trace backend's container listens on (0.0.0.0 in the bridge "
+             "variant)"),
+    Declared(_COMPOSE, "MESH_WEBHOOK_PORT", "int", "28787",
+             "the compose mesh's demo webhook receiver port"),
+    Declared(_INTERNAL, "MESH_PROCESS_TAG", "str", "",
+             "set by the control plane on every process it starts (<home>/<name>), so it stops "
+             "only its own (shared/local_process.py)"),
+    Declared(_INTERNAL, "MESH_INSTANCE_STATUS", "Path", "$MESH_HOME/instance.json",
+             "set for a detector replica: where it writes the status its health check reads"),
+    Declared("bench", "MESH_BENCH_E2E_SCALE", "float", "1",
+             "multiplies every run of `python -m bench e2e_latency` (0.2 for a short form)"),
+    Declared("bench", "MESH_BENCH_HISTORY_MINUTES", "int", "5",
+             "minutes per rate of `python -m bench history_cpu`"),
+    Declared("tests", "MESH_DIAMOND_RECORDS", "int", "8000",
+             "records of the diamond test's feed (`make equivalence`: 100 000)"),
+)  # fmt: skip
+
+
+def declared() -> list[Declared]:
+    """Every variable: the sections' fields in declaration order, then :data:`OTHER`."""
+    found = [
+        Declared(section, prefix + f.name.upper(), _type_name(f.type), _default_text(f), text)
+        for section, prefix, cls in SECTIONS
+        for f, text in _described_fields(cls)
+    ]
+    return found + list(OTHER)
+
+
+def effective(env: Mapping[str, str]) -> list[tuple[Declared, str, bool]]:
+    """Each variable of :data:`SECTIONS` with the value a process started with ``env`` uses and
+    whether ``env`` set it; a value of the wrong type raises the setting's one-line
+    ConfigError, as the service would at its start."""
+    values: dict[str, object] = {}
+    settings = Settings.from_env(env)
+    for _, prefix, cls in SECTIONS:
+        chosen = env_values(cls, prefix, env)
+        for f, _ in _described_fields(cls):
+            name = prefix + f.name.upper()
+            if cls is Settings:
+                values[name] = getattr(settings, f.name)
+            else:
+                values[name] = chosen.get(f.name, _default(f))
+    rows = []
+    for item in declared():
+        if item.variable in values:
+            raw = env.get(item.variable)
+            rows.append((item, _text(values[item.variable]), raw is not None and raw != ""))
+    return rows
+
+
+def _described_fields(cls: type) -> list[tuple[dataclasses.Field[object], str]]:
+    comments = _field_comments(cls)
+    return [
+        (f, comments.get(f.name, ""))
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("variable", True)
+    ]
+
+
+def _field_comments(cls: type) -> dict[str, str]:
+    """``field name -> the #: comment lines above it``, joined, from ``cls``'s source."""
+    lines = inspect.getsource(cls).splitlines()
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+            continue
+        name, colon, _ = stripped.partition(":")
+        if colon and name.isidentifier() and line.startswith("    ") and not line[4].isspace():
+            comments[name] = " ".join(pending)
+        pending = []
+    return comments
+
+
+def _default(f: dataclasses.Field[object]) -> object:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def _default_text(f: dataclasses.Field[object]) -> str:
+    return _text(_default(f))
+
+
+def _text(value: object) -> str:
+    """A value as `mesh settings` prints it; paths inside the checkout relative to it."""
+    if value is None:
+        return ""
+    if isinstance(value, Path):
+        try:
+            return str(value.relative_to(PROJECT_ROOT)) or "."
+        except ValueError:
+            return str(value)
+    return str(value)
+
+
+def _type_name(annotation: object) -> str:
+    return str(annotation).replace("pathlib.", "")
