@@ -45,8 +45,8 @@ def test_no_setting_holds_a_secret_only_a_file_path() -> None:
 
 
 def test_effective_values_say_which_were_set() -> None:
-    rows = {item.variable: (value, was_set) for item, value, was_set in
-            effective({"MESH_INGEST_MODE": "micro-batch", "MESH_NOTIFIER_POLL_S": "0.5"})}  # fmt: skip
+    env = {"MESH_INGEST_MODE": "micro-batch", "MESH_NOTIFIER_POLL_S": "0.5"}
+    rows = {item.variable: (value, was_set) for item, value, was_set in effective(env)}
     assert rows["MESH_INGEST_MODE"] == ("micro-batch", True)
     assert rows["MESH_NOTIFIER_POLL_S"] == ("0.5", True)
     assert rows["MESH_TRACE_SAMPLE_RATIO"] == ("0.01", False)
