@@ -92,34 +92,32 @@ OTHER: tuple[Declared, ...] = (
 
 def declared() -> list[Declared]:
     """Every variable: the sections' fields in declaration order, then :data:`OTHER`."""
-    found = [
-        Declared(section, prefix + f.name.upper(), _type_name(f.type), _default_text(f), text)
-        for section, prefix, cls in SECTIONS
-        for f, text in _described_fields(cls)
-    ]
-    return found + list(OTHER)
+    return [item for item, _, _ in _section_fields()] + list(OTHER)
 
 
 def effective(env: Mapping[str, str]) -> list[tuple[Declared, str, bool]]:
     """Each variable of :data:`SECTIONS` with the value a process started with ``env`` uses and
     whether ``env`` set it; a value of the wrong type raises the setting's one-line
     ConfigError, as the service would at its start."""
-    values: dict[str, object] = {}
     settings = Settings.from_env(env)
-    for _, prefix, cls in SECTIONS:
-        chosen = env_values(cls, prefix, env)
-        for f, _ in _described_fields(cls):
-            name = prefix + f.name.upper()
-            if cls is Settings:
-                values[name] = getattr(settings, f.name)
-            else:
-                values[name] = chosen.get(f.name, _default(f))
+    chosen = {cls: env_values(cls, prefix, env) for _, prefix, cls in SECTIONS}
     rows = []
-    for item in declared():
-        if item.variable in values:
-            raw = env.get(item.variable)
-            rows.append((item, _text(values[item.variable]), raw is not None and raw != ""))
+    for item, cls, f in _section_fields():
+        value = (
+            getattr(settings, f.name) if cls is Settings else chosen[cls].get(f.name, _default(f))
+        )
+        rows.append((item, _text(value), bool(env.get(item.variable))))
     return rows
+
+
+def _section_fields() -> list[tuple[Declared, type, dataclasses.Field[object]]]:
+    """Each section field as a :class:`Declared`, with its class and dataclass field."""
+    return [
+        (Declared(section, prefix + f.name.upper(), _type_name(f.type), _text(_default(f)), text),
+         cls, f)
+        for section, prefix, cls in SECTIONS
+        for f, text in _described_fields(cls)
+    ]  # fmt: skip
 
 
 def _described_fields(cls: type) -> list[tuple[dataclasses.Field[object], str]]:
@@ -154,10 +152,6 @@ def _default(f: dataclasses.Field[object]) -> object:
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return None
-
-
-def _default_text(f: dataclasses.Field[object]) -> str:
-    return _text(_default(f))
 
 
 def _text(value: object) -> str:

@@ -8,6 +8,7 @@ and exit 2; only genuine bugs show a stack trace.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from control.cli import (
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mesh: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mesh settings | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 0
 
 
 if __name__ == "__main__":
