@@ -10,11 +10,15 @@ library only: the image has no test or bench dependencies (the bench folder is m
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from dataclasses import replace
 
-from shared.settings import Settings
+from services.detector_runtime.config import RuntimeConfig, default_topics
+from services.detector_runtime.main import start
+from shared.detector import load_detector
+from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
 
 
@@ -22,9 +26,6 @@ def drain(settings: Settings, name: str, inputs: dict[str, str], prefix: str, to
     """``detectors/<name>`` on one runtime instance (group and outputs under ``prefix``) reads
     ``total`` records of ``inputs`` (record type -> topic): records, seconds from the first batch
     to the last record, alerts, changelog records, and whether it is stateful."""
-    from services.detector_runtime.config import RuntimeConfig, default_topics
-    from services.detector_runtime.main import start
-    from shared.detector import load_detector
 
     detector, manifest = load_detector(f"detectors.{name}")
     config = RuntimeConfig(
@@ -57,9 +58,6 @@ def drain_process(
 ) -> dict:
     """Run ``python -m bench.drain ARGS`` as ``launcher`` starts Python (this interpreter, or
     ``docker run ... python``) and return its figures; a failure names ``where`` it ran."""
-    import subprocess
-
-    from shared.settings import PROJECT_ROOT
 
     command = [*launcher, "-m", "bench.drain", *args]
     out = subprocess.run(

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient, NewTopic
+
 from hosting.servers.broker import LocalBroker
 from shared.errors import MeshError
 from shared.jar_cache import bundle, fetch
@@ -37,7 +39,6 @@ def create_topic(
     settings: Settings, prefix: str, partitions: int, *, name: str | None = None
 ) -> str:
     """A fresh topic for one scenario (uuid-suffixed, so reruns never mix data)."""
-    from confluent_kafka.admin import AdminClient, NewTopic
 
     name = name or f"bench.{prefix}.{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})

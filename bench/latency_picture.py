@@ -9,6 +9,7 @@ buckets as text for the docs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,6 @@ def buckets(raw_at_ms: Sequence[int], latency_ms: Sequence[float]) -> list[Bucke
 
 def svg(title: str, series: list[Bucket], width: int = 900, height: int = 360) -> str:
     """The buckets as an SVG line chart: time (s) across, latency (ms, log scale) up."""
-    import math
 
     left, right, top, bottom = 70, 20, 30, 40
     span_s = max((b.start_s for b in series), default=0.0) + BUCKET_S

@@ -17,6 +17,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from confluent_kafka import Producer
+
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.security import client_security
 from shared.settings import Settings
@@ -62,7 +64,6 @@ def feed_plain(
     settings: Settings, topic: str, rate: int, seconds: float, seed: int
 ) -> PlainFeedReport:
     """Send ``rate`` transactions a second to ``topic`` for ``seconds``; what was delivered."""
-    from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": resolve_bootstrap(settings), "linger.ms": 5,
                          "client.id": "plain-feed", **client_security(settings)})  # fmt: skip

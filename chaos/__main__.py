@@ -16,6 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from chaos.cases import CASES
+from hosting.servers.broker import LocalBroker
+from hosting.servers.ports import ephemeral_port
 from shared.errors import MeshError
 from shared.settings import Settings
 
@@ -28,8 +30,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in args.cases if c not in CASES]
     if unknown:
         parser.error(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
-    from hosting.servers.broker import LocalBroker
-    from hosting.servers.ports import ephemeral_port
 
     failed = []
     suite_began = time.monotonic()

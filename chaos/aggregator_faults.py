@@ -31,6 +31,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ResourceType,
+)
+
 from chaos import aggregator_run as agg
 from chaos.case_mesh import CaseMesh
 from chaos.case_run import CaseRun, Load
@@ -158,13 +166,6 @@ def _replayed(gate: InfluxGate) -> list[str]:
 
 def _compact_quickly(settings: Settings, topic: str) -> None:
     """Roll ``topic``'s segments every SEGMENT_MS and let the cleaner take any dirty share."""
-    from confluent_kafka.admin import (
-        AdminClient,
-        AlterConfigOpType,
-        ConfigEntry,
-        ConfigResource,
-        ResourceType,
-    )
 
     entries = [ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
                for name, value in (("segment.ms", str(SEGMENT_MS)),

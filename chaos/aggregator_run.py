@@ -16,11 +16,16 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from confluent_kafka import Consumer, TopicPartition
+
 from chaos.service_kill import halt_service
 from control.launch.aggregator import aggregator_process, start_aggregator
 from control.supervised_service import supervised_child
 from hosting.servers.influx import LocalInflux, installed
+from services.metrics_aggregator.config import status_path
 from shared.json_files import read_json
+from shared.kafka.config import consumer_config
+from shared.kafka.inspect import watermarks
 from shared.settings import Settings
 from testkit.detector_runs import read_topic
 from testkit.influx_query import query
@@ -70,7 +75,6 @@ def start(settings: Settings) -> None:
 def wait_caught_up(settings: Settings, quiet_s: float = 8.0, timeout_s: float = 180.0) -> dict:
     """Until the aggregator has consumed nothing new for ``quiet_s`` with its InfluxDB buffer
     empty (its inputs are quiet by then); its status document."""
-    from services.metrics_aggregator.config import status_path
 
     last, since, deadline = None, time.monotonic(), time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -148,10 +152,6 @@ def supervised_restart_reason(settings: Settings) -> str | None:
 def count_records(settings: Settings, topic: str) -> tuple[int, int]:
     """(offsets the topic has spanned, records still in it): compaction makes the second
     smaller, as it removes older records of a key and leaves their offsets unused."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    from shared.kafka.config import consumer_config
-    from shared.kafka.inspect import watermarks
 
     consumer = Consumer(consumer_config(settings, "chaos-count"))
     try:

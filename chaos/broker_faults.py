@@ -24,6 +24,8 @@ from pathlib import Path
 from chaos.case_mesh import REPLAY, CaseMesh
 from chaos.case_run import CaseRun, Load
 from chaos.report import CaseResult
+from hosting.servers.broker import LocalBroker
+from hosting.servers.ports import ephemeral_port
 from shared.pids import wait_gone
 from shared.settings import Settings
 
@@ -35,9 +37,6 @@ def outage_s(short: bool) -> float:
 
 
 def broker_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
-    from hosting.servers.broker import LocalBroker
-    from hosting.servers.ports import ephemeral_port
-
     base = replace(settings, home=work / "broker", bootstrap_servers="",
                    broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip
     broker = LocalBroker(base)

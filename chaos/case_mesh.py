@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from control.cli.topics import apply_declared
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 from testkit.detector_runs import DetectorProcess
@@ -39,7 +40,6 @@ class CaseMesh:
     @classmethod
     def create(cls, settings: Settings, work: Path) -> CaseMesh:
         """A fresh prefix on ``settings``' broker, with every declared topic created."""
-        from control.cli.topics import apply_declared
 
         work.mkdir(parents=True, exist_ok=True)
         prefix = f"chaos-{uuid.uuid4().hex[:8]}."

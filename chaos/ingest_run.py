@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from chaos.smoke import SmokeFigures
 from control.launch.ingest import ingest_process, start_ingest
@@ -325,7 +326,6 @@ def routing_mode(log: Path) -> str | None:
 
 def _create(settings: Settings, topics: list[str], partitions: int, config: dict[str, str]) -> None:
     """The case's topics, as `mesh topics apply` creates declared ones (waiting for leaders)."""
-    from confluent_kafka.admin import AdminClient
 
     specs = [TopicSpec(t, partitions, config=config) for t in topics]
     apply_topics(AdminClient(admin_config(settings, log_level=2)), specs, timeout=60)

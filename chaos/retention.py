@@ -22,6 +22,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import AdminClient
+
 from chaos.ingest_run import IngestMesh, RawFeed
 from chaos.report import CaseResult
 from chaos.service_kill import halt_service
@@ -118,8 +121,6 @@ def retention_loss(settings: Settings, work: Path, short: bool) -> CaseResult:
 
 def _delete_before(mesh: IngestMesh, offsets: dict[tuple[str, int], int]) -> None:
     """Move each partition's log start offset to ``offsets`` (what retention does)."""
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(admin_config(mesh.settings, log_level=2))
     wanted = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]

@@ -28,9 +28,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
 from chaos.case_mesh import CaseMesh, stop
 from chaos.case_run import CaseRun, Load
 from chaos.report import CaseResult
+from control.security.grants import detector_grants, detector_principal
+from control.security.principals import ensure_principal
+from hosting.servers.broker import LocalBroker
+from hosting.servers.ports import ephemeral_port
 from shared.errors import MeshError
 from shared.kafka.config import consumer_config, producer_config
 from shared.kafka.security import ADMIN, ca_file, client_security, password_file
@@ -44,10 +51,6 @@ METADATA_REFUSAL_S = 3.0
 
 
 def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
-    from control.security.grants import detector_grants, detector_principal
-    from hosting.servers.broker import LocalBroker
-    from hosting.servers.ports import ephemeral_port
-
     base = replace(settings, home=work / "broker", bootstrap_servers="", broker_secure=True,
                    broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip
     broker = LocalBroker(base)
@@ -58,7 +61,6 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
     failures: list[str] = []
     try:
         mesh = CaseMesh.create(admin, work)
-        from control.security.principals import ensure_principal
 
         principal = detector_principal(mesh.names, "echo")
         secret = ensure_principal(admin, principal, detector_grants(mesh.names, "echo",
@@ -164,7 +166,6 @@ def _metadata(config: dict[str, Any], because: str = "") -> str | None:
     """The error a client gets asking for metadata (with what librdkafka told its error
     callback, where a TLS failure's reason is), or None if it got the metadata or was refused
     for another reason than ``because``."""
-    from confluent_kafka.admin import AdminClient
 
     told: list[str] = []
     settings: dict[str, Any] = {**config, "log_level": 0}
@@ -181,7 +182,6 @@ def _metadata(config: dict[str, Any], because: str = "") -> str | None:
 
 def _consume(settings: Settings, topic: str, group: str) -> str | None:
     """The error a consumer gets (a refused login, topic or group), or None if none came."""
-    from confluent_kafka import Consumer
 
     consumer = Consumer(consumer_config(settings, group, log_level=0))
     try:
@@ -200,7 +200,6 @@ def _consume(settings: Settings, topic: str, group: str) -> str | None:
 
 def _produce(settings: Settings, topic: str) -> str | None:
     """The error a delivery gets, or None if the broker took the record."""
-    from confluent_kafka import Producer
 
     outcome: list[Any] = []
     producer = Producer(producer_config(settings, log_level=0, **{"message.timeout.ms": 10_000}))

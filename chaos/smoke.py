@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka import Producer
+
 from shared.avro import AvroSerializer
 from shared.kafka.config import producer_config
 from shared.settings import Settings
@@ -84,8 +86,6 @@ class SmokeDriver:
         marked_every: int | None = None,
         poison_every: int | None = None,
     ) -> None:
-        from confluent_kafka import Producer
-
         self.topic, self.run, self.rate = topic, run, rate
         self.marked_every, self.poison_every = marked_every, poison_every
         self.sent = 0

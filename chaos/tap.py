@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
 from chaos.smoke import poison_id
 from shared.avro import AvroDeserializer
 from shared.kafka.config import consumer_config
@@ -69,7 +71,6 @@ class AlertTap:
         """Anything else a subclass keeps of a message (called on the tap's thread)."""
 
     def _run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
         # Assigned, never subscribed: the group id is only librdkafka's requirement.
         consumer = Consumer(consumer_config(self.settings, "chaos-tap", log_level=2))

@@ -19,12 +19,15 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient
+
 from chaos.case_mesh import CaseMesh, stop
 from chaos.case_run import Load
 from chaos.offsets import OffsetWatch
 from chaos.report import CaseResult
 from chaos.smoke import SmokeDriver, SmokeFigures, check
 from chaos.tap import AlertTap
+from control.cli.topics import apply_declared
 from shared.kafka.config import admin_config
 from shared.kafka.security import client_security
 from shared.settings import Settings
@@ -36,8 +39,6 @@ REPORT = "was deleted and re-created"
 
 
 def topic_recreated(settings: Settings, work: Path, short: bool) -> CaseResult:
-    from control.cli.topics import apply_declared
-
     load = Load.of(short)
     first_count = int(load.rate * load.seconds / 4)
     mesh = CaseMesh.create(settings, work)
@@ -92,7 +93,6 @@ def topic_recreated(settings: Settings, work: Path, short: bool) -> CaseResult:
 
 def _delete(settings: Settings, topic: str, timeout_s: float = 30.0) -> None:
     """Delete ``topic`` and wait until the cluster no longer lists it."""
-    from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(admin_config(settings, log_level=2))
     for future in admin.delete_topics([topic]).values():

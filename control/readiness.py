@@ -26,8 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Producer
+
+from control.deploy.registry import RUNNING, Registry
 from shared.detector.manifest import load_manifest
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.config import producer_config
 from shared.kafka.inspect import (
     ClusterUnreachableError,
     inspecting_consumer,
@@ -37,6 +41,8 @@ from shared.kafka.inspect import (
 from shared.kafka.security import client_security
 from shared.settings import Settings
 from shared.topic_names import TopicNames
+from tools.loadgen import StreamConfig
+from tools.loadgen.stream import generate
 
 #: How often a new probe is sent while the mesh is not ready.
 PROBE_EVERY_S = 15.0
@@ -95,7 +101,6 @@ def has_read(targets: Mapping[Partition, int], topics: tuple[str, ...],
 
 def running_readers(settings: Settings) -> list[Reader]:
     """Every deployed detector that should run, with its group and input topics."""
-    from control.deploy.registry import RUNNING, Registry
 
     names = TopicNames.of(settings)
     readers = []
@@ -143,11 +148,6 @@ class _Cluster:
 
     def send_probe(self, types: tuple[str, ...]) -> None:
         """One valid generated record of each type, no planted fraud, to its raw topic."""
-        from confluent_kafka import Producer
-
-        from shared.kafka.config import producer_config
-        from tools.loadgen import StreamConfig
-        from tools.loadgen.stream import generate
 
         stream = StreamConfig(start_time_ms=int(time.time() * 1000), count=500,
                               seed=time.time_ns() % 2**31, invalid_share=0.0,

@@ -12,6 +12,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -168,7 +169,6 @@ def main(argv: list[str] | None = None) -> int:
 
     ``--spark-jars`` prints the connector jars for ``spark-submit --jars`` instead.
     """
-    import sys
 
     args = argv if argv is not None else sys.argv[1:]
     settings = Settings.from_env()

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pyspark
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from shared.class_archive import ClassArchive, class_archive
@@ -104,7 +106,6 @@ def spark_session(
 def _jvm_running(settings: Settings) -> bool:
     """This process has its driver JVM already (spark-submit started it, or an earlier session
     did): the JVM's options are fixed, no archive to choose."""
-    from pyspark import SparkContext
 
     return "PYSPARK_GATEWAY_PORT" in settings.environment or SparkContext._gateway is not None
 
@@ -112,7 +113,6 @@ def _jvm_running(settings: Settings) -> bool:
 def _driver_archive(settings: Settings, app_name: str, jars: list[Path]) -> ClassArchive | None:
     """The class archive of this application's driver JVM: Spark's own jars, then the
     connectors (:mod:`shared.class_archive`)."""
-    import pyspark
 
     spark_jars = Path(pyspark.__file__).parent / "jars" / "*"
     return class_archive(settings, app_name, [spark_jars, *jars])
@@ -126,7 +126,6 @@ def stop_spark(spark: SparkSession, keep_archive: bool = True) -> None:
     A failing service passes False, so its supervisor hears of the failure at once: its JVM
     still writes at exit, on its own, and the next start keeps the file if it is complete (as
     it does for any process that ends without calling this)."""
-    from pyspark import SparkContext
 
     spark.stop()
     archive = _writing

@@ -11,10 +11,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import Consumer, Producer
 
 from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json
@@ -22,7 +26,8 @@ from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
-from tools.loadgen.avro_feed import FeedRecord, encoders
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import FeedRecord, encoders, valid_records
 
 
 def produce_feed(
@@ -32,7 +37,6 @@ def produce_feed(
     **producer_overrides: Any,
 ) -> dict[str, int]:
     """Encode and produce records to ``topics[record_type]`` keyed by customer; counts per type."""
-    from confluent_kafka import Producer
 
     encode = encoders()
     producer = Producer(producer_config(settings, **producer_overrides))
@@ -62,9 +66,6 @@ def read_topic(
 ) -> list[Any]:
     """Every message of ``topic`` from the start: until ``expect`` are read (then ``idle_s``
     more, to see extras), or nothing new came for ``idle_s`` after the timeout."""
-    import uuid
-
-    from confluent_kafka import Consumer
 
     consumer = Consumer(consumer_config(settings, f"reader-{uuid.uuid4().hex[:8]}"))
     consumer.subscribe([topic])
@@ -93,8 +94,6 @@ class PacedFeed:
     error in the thread is raised when it ends."""
 
     def __init__(self, settings: Settings, rate: float, customers: int = 100_000) -> None:
-        import threading
-
         self.settings, self.rate, self.customers = settings, rate, customers
         self.produced = {"transactions": 0, "logins": 0}
         self.error: BaseException | None = None
@@ -119,11 +118,6 @@ class PacedFeed:
             raise self.error
 
     def _run(self) -> None:
-        from confluent_kafka import Producer
-
-        from tools.loadgen import StreamConfig
-        from tools.loadgen.avro_feed import valid_records
-
         try:
             producer = Producer(producer_config(self.settings))
             encode = encoders()

@@ -28,6 +28,8 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
 from shared.errors import MeshError
 from shared.kafka.inspect import ClusterUnreachableError, cluster_metadata, watermarks
 
@@ -78,7 +80,6 @@ def group_generations(
     rebalance starts: callers waiting for a rebalance should ask again until it shows.
     Raises :class:`ClusterUnreachableError` if the reading takes longer than ``timeout``.
     """
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer(
         {
@@ -111,7 +112,6 @@ def group_generations(
 
 def _start_ends(consumer: Any, bootstrap: str, timeout: float) -> dict[int, int]:
     """High watermark of each non-empty ``__consumer_offsets`` partition (none before any group)."""
-    from confluent_kafka import TopicPartition
 
     topic = cluster_metadata(consumer, bootstrap, timeout).topics.get(OFFSETS_TOPIC)
     if topic is None:
@@ -128,7 +128,6 @@ def _read_until(
     consumer: Any, ends: dict[int, int], deadline: float, bootstrap: str
 ) -> dict[str, int | None]:
     """Decode records until every partition reached its end; the last word on each group wins."""
-    from confluent_kafka import KafkaError
 
     latest: dict[str, int | None] = {}
     pending = set(ends)

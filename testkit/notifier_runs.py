@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, Producer, TopicPartition
+
 from shared.avro import AvroDeserializer, AvroSerializer
 from shared.json_files import read_json
 from shared.kafka.config import producer_config
@@ -42,7 +44,6 @@ def produce_alerts(
 ) -> None:
     """Produce ``alerts`` (records, or raw bytes for a bad one) keyed by customer, as detectors
     do (with ``headers``, e.g. a trace context), and wait for the broker to have them."""
-    from confluent_kafka import Producer
 
     encode = AvroSerializer("alert").encode
     producer = Producer(producer_config(settings))
@@ -57,7 +58,6 @@ def produce_alerts(
 
 def read_all(settings: Settings, topic: str, timeout_s: float = 10.0) -> list[Any]:
     """Every message in ``topic`` now (up to its end offsets when asked)."""
-    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers,
                          "group.id": "unused", "enable.auto.commit": False})  # fmt: skip

@@ -26,8 +26,16 @@ from typing import Any
 from bench.drain import drain
 from bench.kafka_fixture import create_topic
 from bench.result import Result
+from services.backtest.workflow import run_backtest
+from services.history.config import HistoryConfig
+from services.history.query import start_history_query
+from shared.avro.catalogue import load_catalogue
 from shared.detector import Context, Detector, KeyValue, detector
+from shared.detector.fields_read import fields_read
+from shared.detector.loading import load_detector
+from shared.history_tables import table_path
 from shared.settings import Settings
+from shared.spark_session import spark_session, stop_spark
 from shared.topic_names import TopicNames
 from testkit.detector_runs import produce_feed
 from tools.loadgen import StreamConfig
@@ -51,15 +59,6 @@ def noop_ordered(record: dict[str, Any], ctx: Context) -> None:
 
 
 def run_backtest_bench(settings: Settings) -> list[Result]:
-    from services.backtest.workflow import run_backtest
-    from services.history.config import HistoryConfig
-    from services.history.query import start_history_query
-    from shared.avro.catalogue import load_catalogue
-    from shared.detector.fields_read import fields_read
-    from shared.detector.loading import load_detector
-    from shared.history_tables import table_path
-    from shared.spark_session import spark_session, stop_spark
-
     prefix = f"bench.hist.{uuid.uuid4().hex[:8]}."
     topics = {
         kind: create_topic(settings, "", PARTITIONS, name=TopicNames(prefix).records(kind))
@@ -163,8 +162,6 @@ def _plain_read(spark: Any, path: str, columns: Collection[str] | None = None) -
 def _drained(
     settings: Settings, name: str, topics: dict[str, str], counts: dict[str, int]
 ) -> Result:
-    from shared.detector.loading import load_detector
-
     found, _ = load_detector(f"detectors.{name}")
     prefix = f"bench.histdrain.{uuid.uuid4().hex[:8]}."
     names = TopicNames(prefix)

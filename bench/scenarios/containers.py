@@ -22,12 +22,21 @@ import time
 import uuid
 from pathlib import Path
 
+from docker.errors import ImageNotFound
+
 from bench.drain import drain_process
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
+from hosting.containers.compose import ComposeMesh
+from hosting.containers.engine import EngineUnavailable, connect
+from hosting.containers.images import ImageBuilder, image
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
+from testkit.container_mesh import compose_environment
+from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from tools.loadgen.ground_truth import read_ground_truth
+from tools.loadgen.score import planted_alerts, read_raised
 
 BENCH_TAG = "bench"
 BUILT = ("python", "spark", "kafka")
@@ -35,8 +44,6 @@ DETECTOR = "large_amount"
 
 
 def run_all(settings: Settings) -> list[Result]:
-    from hosting.containers.engine import EngineUnavailable, connect
-
     try:
         client = connect()
     except EngineUnavailable as error:
@@ -45,15 +52,11 @@ def run_all(settings: Settings) -> list[Result]:
 
 
 def _image_builds(settings: Settings, client) -> list[Result]:  # type: ignore[no-untyped-def]
-    from hosting.containers.images import ImageBuilder
-
     builder = ImageBuilder(settings, rebuild=True, say=lambda line: None, tag=BENCH_TAG,
                            no_cache=True)  # fmt: skip
     try:
         built = builder.build_all(only=BUILT)
     finally:
-        from docker.errors import ImageNotFound
-
         for name in reversed(BUILT):
             with contextlib.suppress(ImageNotFound):  # not built: the error above says why
                 client.images.remove(f"mesh/{name}:{BENCH_TAG}", force=True)
@@ -66,12 +69,6 @@ def _image_builds(settings: Settings, client) -> list[Result]:  # type: ignore[n
 
 
 def _first_alert() -> Result:
-    from hosting.containers.compose import ComposeMesh
-    from testkit.container_mesh import compose_environment
-    from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
-    from tools.loadgen.ground_truth import read_ground_truth
-    from tools.loadgen.score import planted_alerts, read_raised
-
     env, ports = compose_environment(f"mesh-bench-{uuid.uuid4().hex[:6]}")
     compose = ComposeMesh(environ=env, say=lambda line: None)
     started = time.monotonic()
@@ -117,8 +114,6 @@ def _detector_ratio(settings: Settings) -> list[Result]:
 
 
 def _drain(where: str, args: list[str]) -> dict:
-    from hosting.containers.images import image
-
     if where == "host":
         launcher = [sys.executable]
     else:

@@ -21,9 +21,13 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from confluent_kafka import Consumer
+
 from bench.result import Result
+from control.cli.topics import apply_declared
 from control.deploy.instances import running_instances
 from control.deploy.lifecycle import down
+from shared.avro import AvroDeserializer
 from shared.kafka.config import consumer_config
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
@@ -42,9 +46,6 @@ def _records(settings: Settings, name: str) -> int:
 
 def _first_alert_from(settings: Settings, detector: str, deadline_s: float) -> float | None:
     """perf_counter() when an alert of ``detector`` is first seen on the alerts topic."""
-    from confluent_kafka import Consumer
-
-    from shared.avro import AvroDeserializer
 
     decode = AvroDeserializer("alert").decode
     group = f"bench-deploy-{uuid.uuid4().hex[:8]}"
@@ -62,8 +63,6 @@ def _first_alert_from(settings: Settings, detector: str, deadline_s: float) -> f
 
 
 def run_deploy(settings: Settings) -> Result:
-    from control.cli.topics import apply_declared
-
     with tempfile.TemporaryDirectory(prefix="mesh-bench-deploy-") as home:
         private = replace(
             settings, home=Path(home), topic_prefix=f"bench.deploy.{uuid.uuid4().hex[:8]}."

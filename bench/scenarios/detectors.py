@@ -11,6 +11,7 @@ because its worker owns the event loop and the signal handlers.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -18,12 +19,18 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
+
+import faust
 
 from bench.drain import drain
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.raw_pipe import copy_batches
+from detectors.large_amount.detector import THRESHOLDS
+from shared.avro import AvroDeserializer
+from shared.detector import load_detector
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
 from testkit.detector_runs import produce_feed
@@ -66,7 +73,6 @@ def feed(settings: Settings, count: int = COUNT) -> Feed:
 
 def run_detector(settings: Settings, name: str) -> Result:
     """Records/s of ``detectors/<name>`` on one runtime instance draining the feed."""
-    from shared.detector import load_detector
 
     data = feed(settings)
     detector, _ = load_detector(f"detectors.{name}")
@@ -176,13 +182,6 @@ SCENARIOS = {
 # --- the faust baseline, run in its own process ----------------------------------------------
 def _faust_main(kind: str, bootstrap: str, topic: str, sink: str, count: int) -> None:
     """A faust worker that processes ``count`` records of ``topic`` and prints its rate."""
-    import logging
-    from datetime import timedelta
-
-    import faust
-
-    from detectors.large_amount.detector import THRESHOLDS
-    from shared.avro import AvroDeserializer
 
     logging.basicConfig(level=logging.WARNING)
     decode = AvroDeserializer("transaction").decode

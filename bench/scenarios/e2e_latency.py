@@ -40,6 +40,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, TopicPartition
+
 from bench.latency_picture import BUCKET_S, buckets, text_rows, write_svg
 from bench.notified import wait_notified
 from bench.plain_feed import feed_plain
@@ -48,7 +50,9 @@ from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
 from bench.scenarios.e2e_ramp import HOLD_S as RAMP_HOLD_S
 from bench.scenarios.e2e_ramp import routed_written, run_ramp
+from shared.avro import AvroDeserializer
 from shared.errors import MeshError
+from shared.kafka.config import consumer_config
 from shared.lineage import SOURCE_TIMESTAMP_HEADER
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
@@ -286,9 +290,6 @@ def _hops(settings: Settings, alerts: list[tuple[Any, int]], since_ms: int) -> H
     Kafka before ``since_ms`` (an earlier feed's) are left out. The sources are read in one
     sequential pass per partition, from the lowest offset needed (a seek per alert costs a fetch
     round trip each)."""
-    from confluent_kafka import TopicPartition
-
-    from shared.avro import AvroDeserializer
 
     decode = AvroDeserializer("alert").decode
     wanted: dict[tuple[str, int], dict[int, list[int]]] = {}
@@ -329,10 +330,6 @@ def _hops(settings: Settings, alerts: list[tuple[Any, int]], since_ms: int) -> H
 
 
 def _consumer(settings: Settings, topics: list[str]) -> Any:
-    from confluent_kafka import Consumer
-
-    from shared.kafka.config import consumer_config
-
     group = f"bench-e2e-{uuid.uuid4().hex[:8]}"
     consumer = Consumer(consumer_config(settings, group, **{"auto.offset.reset": "earliest"}))
     if topics:

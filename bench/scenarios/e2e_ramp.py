@@ -11,6 +11,7 @@ sustained rate.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -79,7 +80,6 @@ def _hold(
     settings: Settings, rate: int, seed: int, hold_s: float, raw_before: int, routed_before: int
 ) -> Step:
     """Offer ``rate`` for ``hold_s`` seconds, sampling every stage's backlog meanwhile."""
-    import threading
 
     step = Step(rate)
     done = threading.Event()

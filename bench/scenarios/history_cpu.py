@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from confluent_kafka import Producer
+
 from bench.kafka_fixture import create_topic
 from bench.process_cpu import snapshot
 from bench.result import Result
@@ -119,7 +121,6 @@ def _feed(
     settings: Settings, pool: list[tuple[str, bytes, bytes]], rate: int,
     stop: threading.Event, sent: list[int],
 ) -> None:  # fmt: skip
-    from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": resolve_bootstrap(settings), "linger.ms": 20})
     records = itertools.cycle(pool)

@@ -18,10 +18,16 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from confluent_kafka import Consumer
+
 from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
+from services.ingest.config import IngestConfig
+from services.ingest.job import start_counting, start_queries, start_routing
+from services.ingest.trigger_mode import master_for, plan
 from shared.lineage import source_timestamp_ms
 from shared.settings import Settings
+from shared.spark_session import spark_session
 from shared.topic_names import TopicNames
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
@@ -49,7 +55,6 @@ def _names(prefix: str) -> TopicNames:
 
 
 def _config(prefix: str, checkpoints: Path):  # type: ignore[no-untyped-def]
-    from services.ingest.config import IngestConfig
 
     return IngestConfig(
         raw_pattern=_names(prefix).raw_pattern,
@@ -80,7 +85,6 @@ def _stream(count: int, now_ms: int) -> StreamConfig:
 def _session(settings: Settings, home: Path, master: str = "local[2]"):  # type: ignore[no-untyped-def]
     """A session with its scratch folder under ``home``, stopped on the way out: a session left
     running would hand later scenarios (``getOrCreate``) a deleted scratch folder."""
-    from shared.spark_session import spark_session
 
     spark = spark_session("bench-ingest", replace(settings, home=home), master, 2)
     try:
@@ -109,7 +113,6 @@ def _steady_rate(query, count: int) -> tuple[int, float]:  # type: ignore[no-unt
 
 def run_throughput(settings: Settings, count: int = COUNT) -> Result:
     """Records/s of validation + routing, then of window counting, each alone, from a backlog."""
-    from services.ingest.job import start_counting, start_routing
 
     prefix = _topics(settings)
     report = produce_to_kafka(
@@ -155,8 +158,6 @@ def run_real_time_throughput(settings: Settings, count: int = COUNT) -> Result:
     first of them to the last. That includes the checkpoint hand-overs (one per
     ``checkpoint_interval``), as a user's steady run would.
     """
-    from services.ingest.job import start_routing
-    from services.ingest.trigger_mode import master_for, plan
 
     prefix = _topics(settings)
     report = produce_to_kafka(
@@ -192,7 +193,6 @@ def run_real_time_throughput(settings: Settings, count: int = COUNT) -> Result:
 
 def _routed_timestamps(settings: Settings, topics: list[str], count: int) -> list[int]:
     """The Kafka timestamps (ms) of the first ``count`` records routed to ``topics``."""
-    from confluent_kafka import Consumer
 
     consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers,
                          "group.id": f"bench-{uuid.uuid4().hex[:8]}",
@@ -218,9 +218,6 @@ def run_latency(settings: Settings, rate: int = 5000, duration: float = 20.0) ->
     A warm-up backlog of WARM_UP records is routed first (the queries' first batches compile
     code and open consumers); then the paced feed starts, and its first 2 s are left out.
     """
-    from confluent_kafka import Consumer
-
-    from services.ingest.job import start_queries
 
     prefix = _topics(settings)
     with (

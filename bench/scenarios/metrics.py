@@ -18,12 +18,29 @@ from __future__ import annotations
 import time
 import timeit
 import uuid
+from dataclasses import replace
+from pathlib import Path
+from tempfile import mkdtemp
 from typing import Any
+
+from confluent_kafka import Producer
 
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
+from services.detector_runtime.config import RuntimeConfig, default_topics
+from services.detector_runtime.main import start
+from services.metrics_aggregator.decode import classify, valid
+from services.metrics_aggregator.run import AggregatorRun
+from shared.avro import AvroSerializer
+from shared.avro.catalogue import Catalogue
+from shared.detector import load_detector
+from shared.endpoints import resolve_bootstrap
+from shared.kafka.backpressure import produce_waiting
+from shared.kafka.config import producer_config
+from shared.metrics import MetricRegistry
 from shared.settings import Settings
+from shared.spark_session import spark_session
 from shared.topic_names import TopicNames
 
 ROUNDS = 2
@@ -44,9 +61,6 @@ class _Nothing:
 
 def _drain(settings: Settings, per_record_metrics: bool) -> float:
     """Records/s of large_amount over the transactions feed, one in-process instance."""
-    from services.detector_runtime.config import RuntimeConfig, default_topics
-    from services.detector_runtime.main import start
-    from shared.detector import load_detector
 
     data = feed(settings)
     detector, manifest = load_detector("detectors.large_amount")
@@ -75,7 +89,6 @@ def _drain(settings: Settings, per_record_metrics: bool) -> float:
 
 def _per_call_ns() -> dict[str, float]:
     """ns per call of the hot-path updates (best of 5 timeit runs)."""
-    from shared.metrics import MetricRegistry
 
     registry = MetricRegistry(service="bench", instance_id="bench@here:1:1")
     counter, meter = registry.counter("c"), registry.meter("m")
@@ -155,12 +168,6 @@ def _snapshot(instance: int, metric: int, round_: int, now_ms: int) -> dict[str,
 
 
 def _fill_snapshots(settings: Settings, topic: str) -> int:
-    from confluent_kafka import Producer
-
-    from shared.avro import AvroSerializer
-    from shared.kafka.backpressure import produce_waiting
-    from shared.kafka.config import producer_config
-
     encode = AvroSerializer("metric_snapshot").encode
     producer = Producer(producer_config(settings))
     now_ms = int(time.time() * 1000)
@@ -179,15 +186,6 @@ def _fill_snapshots(settings: Settings, topic: str) -> int:
 
 def run_aggregator(settings: Settings) -> Result:
     """Snapshots/s through the aggregator, next to a plain read-and-decode of the same topic."""
-    from dataclasses import replace
-    from pathlib import Path
-    from tempfile import mkdtemp
-
-    from services.metrics_aggregator.decode import classify, valid
-    from services.metrics_aggregator.run import AggregatorRun
-    from shared.avro.catalogue import Catalogue
-    from shared.endpoints import resolve_bootstrap
-    from shared.spark_session import spark_session
 
     prefix = f"bench.agg.{uuid.uuid4().hex[:8]}."
     names = TopicNames(prefix)

@@ -15,9 +15,14 @@ import time
 import uuid
 from io import BytesIO
 
+from confluent_kafka import Consumer, Producer
+from fastavro import schemaless_reader
+
 from bench.kafka_fixture import create_topic
 from bench.result import Result
 from bench.scenarios.detectors import PARTITIONS, feed
+from detectors.large_amount.detector import THRESHOLDS
+from shared.avro.catalogue import load_catalogue
 from shared.avro.single_object import HEADER_SIZE
 from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
@@ -45,11 +50,6 @@ def drain_naive(
     settings: Settings, source: str, sink: str, count: int, timeout_s: float = 300
 ) -> tuple[int, int, float]:
     """(records read, alerts produced, seconds from the first batch to the last record)."""
-    from confluent_kafka import Consumer, Producer
-    from fastavro import schemaless_reader
-
-    from detectors.large_amount.detector import THRESHOLDS
-    from shared.avro.catalogue import load_catalogue
 
     writers = {v.fingerprint: v.codec_schema for v in load_catalogue() if v.name == "transaction"}
     consumer = Consumer(consumer_config(settings, f"bench-naive-{uuid.uuid4().hex[:8]}"))

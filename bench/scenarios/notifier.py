@@ -16,6 +16,7 @@ may only deliver what its concurrency allows, and must not slow the fast one dow
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 import uuid
@@ -23,9 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+import urllib3
+
 from bench.result import Result
+from control.cli.topics import apply_declared
 from shared.settings import Settings
 from shared.topic_names import TopicNames
+from testkit.notifier_runs import NotifierProcess, alert, produce_alerts
+from tools.webhook_receiver import WebhookReceiver
 
 COUNT = 5_000
 CONCURRENCY = 8
@@ -56,11 +62,6 @@ def run_all(settings: Settings) -> list[Result]:
 
 
 def _http_pipe() -> Result:
-    import urllib3
-
-    from testkit.notifier_runs import alert
-    from tools.webhook_receiver import WebhookReceiver
-
     bodies = [(f"p{i}", _body(alert(f"p{i}", customer=f"cust_{i}"))) for i in range(COUNT)]
     pool = urllib3.PoolManager(maxsize=CONCURRENCY, block=True, retries=False)
     with WebhookReceiver() as receiver, ThreadPoolExecutor(CONCURRENCY) as workers:
@@ -80,10 +81,6 @@ def _http_pipe() -> Result:
 
 
 def _notifier_run(settings: Settings, rules_text: str, name: str) -> Result:
-    from control.cli.topics import apply_declared
-    from testkit.notifier_runs import NotifierProcess, alert, produce_alerts
-    from tools.webhook_receiver import WebhookReceiver
-
     with tempfile.TemporaryDirectory(prefix="mesh-bench-notifier-") as home:
         prefix = f"bench.notify.{uuid.uuid4().hex[:8]}."
         private = replace(settings, home=Path(home), topic_prefix=prefix)
@@ -119,6 +116,4 @@ def _notifier_run(settings: Settings, rules_text: str, name: str) -> Result:
 
 
 def _body(record: dict) -> bytes:
-    import json
-
     return json.dumps(record, sort_keys=True).encode()

@@ -12,6 +12,8 @@ import threading
 import time
 import uuid
 
+from confluent_kafka import Consumer, Producer
+
 from bench.kafka_fixture import create_topic
 from bench.result import Result, percentile
 from shared.kafka.backpressure import produce_waiting
@@ -25,7 +27,6 @@ BATCH_WAIT_S = 0.02
 
 def fill(settings: Settings, topic: str, count: int, size: int) -> None:
     """Write ``count`` records of ``size`` random bytes, keyed over 10 000 customers."""
-    from confluent_kafka import Producer
 
     producer = Producer(producer_config(settings))
     payload = os.urandom(size)
@@ -44,7 +45,6 @@ def copy_batches(  # type: ignore[no-untyped-def]
     assigned: threading.Event | None = None,
 ):
     """Copy ``count`` records from source to sink; returns (copied, seconds from first record)."""
-    from confluent_kafka import Consumer, Producer
 
     consumer = Consumer(
         consumer_config(settings, f"bench-pipe-{uuid.uuid4().hex[:8]}", **{"fetch.min.bytes": 1})
@@ -96,7 +96,6 @@ def run_latency(
     Records of the first ``warm_up`` seconds are copied but left out of the percentiles: the
     broker's and the clients' JIT and buffers warm up there (p99 is several times higher).
     """
-    from confluent_kafka import Producer
 
     source = create_topic(settings, "lat-in", 8)
     sink = create_topic(settings, "lat-out", 8)

@@ -25,9 +25,15 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from confluent_kafka import Producer
+
 from bench.drain import drain_process
 from bench.kafka_fixture import create_topic
+from bench.kstreams_peer import run
 from bench.result import Result
+from shared.avro import AvroSerializer
+from shared.kafka.backpressure import produce_waiting
+from shared.kafka.config import producer_config
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -63,11 +69,6 @@ def transactions(first: int, count: int, start_ms: int) -> Iterator[tuple[bytes,
 
 def produce(settings: Settings, topic: str, first: int, count: int, start_ms: int) -> None:
     """Encode and send records ``first .. first+count`` to ``topic``."""
-    from confluent_kafka import Producer
-
-    from shared.avro import AvroSerializer
-    from shared.kafka.backpressure import produce_waiting
-    from shared.kafka.config import producer_config
 
     encode = AvroSerializer("transaction").encode
     producer = Producer(producer_config(settings, **{"linger.ms": 20}))
@@ -119,7 +120,6 @@ def run_state_scale(settings: Settings) -> list[Result]:
 def kstreams_rows(settings: Settings, topic: str, start_ms: int) -> list[Result]:
     """Kafka Streams' hopping count (the runtime's windows, RocksDB) over the same topic, then a
     second run of the same application into an empty state folder: its restore."""
-    from bench.kstreams_peer import run
 
     application = f"bench-state-kstreams-{uuid.uuid4().hex[:8]}"
     sink = create_topic(settings, "state-kstreams-alerts", PARTITIONS)

@@ -30,10 +30,16 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from confluent_kafka import Consumer, Producer
+
 from bench.kafka_fixture import create_topic
 from bench.result import Result
+from services.detector_runtime.config import RuntimeConfig, default_topics
+from services.detector_runtime.gc_tuning import tune_gc
+from services.detector_runtime.main import start
+from shared.detector import load_detector
 from shared.kafka.backpressure import produce_waiting
-from shared.kafka.config import producer_config
+from shared.kafka.config import consumer_config, producer_config
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 from tools.loadgen import StreamConfig
@@ -77,7 +83,6 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
 def _feed(settings: Settings, share: float) -> str:
     """A topic of COUNT transactions whose traceparent is sampled for ``share`` of them, with
     the headers ingest gives a valid record (traceparent, mesh.source, mesh.source.timestamp)."""
-    from confluent_kafka import Producer
 
     bound = round(share * 2**64)
     topic = create_topic(settings, "", PARTITIONS, name=f"bench.trace.{uuid.uuid4().hex[:8]}")
@@ -102,9 +107,6 @@ def _header_read_ns(settings: Settings, topic: str, count: int = 50_000) -> floa
     """ns per record that confluent-kafka's ``Message.headers()`` takes on freshly consumed
     messages: what reading the trace context costs, spans or not (it builds the Python list
     of all the record's headers)."""
-    from confluent_kafka import Consumer
-
-    from shared.kafka.config import consumer_config
 
     group = f"bench.headers.{uuid.uuid4().hex[:8]}"
     consumer = Consumer({**consumer_config(settings, group_id=group),
@@ -143,10 +145,6 @@ def _drain(
     """Records/s of large_amount over ``topic``, CPU µs per record of the whole process (every
     thread, span export included) and of the detector's own thread, and the spans exported.
     ``headers_only``: the runtime reads each record's headers instead of tracing it."""
-    from services.detector_runtime.config import RuntimeConfig, default_topics
-    from services.detector_runtime.gc_tuning import tune_gc
-    from services.detector_runtime.main import start
-    from shared.detector import load_detector
 
     detector, manifest = load_detector("detectors.large_amount")
     prefix = f"bench.trace.{uuid.uuid4().hex[:8]}."

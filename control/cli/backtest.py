@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from control.deploy.validate import validate
 from shared.errors import MeshError
 from shared.settings import Settings
 
@@ -34,8 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from control.deploy.validate import validate
-
     checked = validate(args.folder)
     print(f"{checked.name} {checked.version}: valid (dry run: {checked.dry_run_records:,} "
           f"records, {checked.dry_run_alerts:,} alerts); backtesting over the history")  # fmt: skip

@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
+from hosting.containers.stack import SwarmStack
 from shared.errors import ConfigError
 from shared.settings import Settings
 
@@ -52,9 +54,6 @@ def _swarm_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _mesh(swarm: bool, files: list[Path] | None = None) -> ComposeMesh:
-    from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
-    from hosting.containers.stack import SwarmStack
-
     for file in files or []:
         if not file.is_file():
             raise ConfigError(f"compose file {file} not found")

@@ -11,14 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from control.deploy.backends import BACKENDS, PROCESS
+from control.deploy.health import DEFAULT_HEALTH_S, DEFAULT_MAX_ERROR_RATE
+from control.deploy.lifecycle import deploy
+from control.deploy.rollout import rollout
+from control.deploy.scale import scale
 from shared.errors import ConfigError
 from shared.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from control.deploy.backends import BACKENDS, PROCESS
-    from control.deploy.health import DEFAULT_HEALTH_S, DEFAULT_MAX_ERROR_RATE
-
     deploy = subparsers.add_parser(
         "deploy", help="validate a detector folder and start its replicas"
     )
@@ -60,15 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_deploy(args: argparse.Namespace, settings: Settings) -> int:
-    from control.deploy.lifecycle import deploy
-
     deploy(settings, args.folder, backend=args.backend)
     return 0
 
 
 def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
-    from control.deploy.rollout import rollout
-
     if args.health_seconds < 0:
         raise ConfigError("--health-seconds must be 0 or more")
     if not 0 < args.max_error_rate <= 1:
@@ -83,7 +81,5 @@ def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_scale(args: argparse.Namespace, settings: Settings) -> int:
-    from control.deploy.scale import scale
-
     scale(settings, args.name, args.replicas)
     return 0

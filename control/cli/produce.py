@@ -20,6 +20,7 @@ from tools.loadgen.config import StreamConfig
 from tools.loadgen.event_time import default_start_ms, effective_pace
 from tools.loadgen.fraud import PATTERNS
 from tools.loadgen.malformed import DEFAULT_MAX_RECORD_BYTES
+from tools.loadgen.run import SendOptions, dry_run, produce_to_kafka
 from tools.loadgen.valid_records import RECORD_TYPES
 
 _TOPIC_PREFIX = re.compile(r"[A-Za-z0-9._-]{1,200}")
@@ -136,7 +137,6 @@ def stream_config(args: argparse.Namespace, now_ms: int | None = None) -> Stream
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Produce (or dry-run) and print the outcome; 1 if any record was not delivered."""
-    from tools.loadgen.run import SendOptions, dry_run, produce_to_kafka
 
     config = stream_config(args)
     if args.topic_prefix == RAW:  # the mesh's own raw topics, wherever its prefix puts them

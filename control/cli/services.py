@@ -15,6 +15,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from control.deploy.backends import DOCKER, PROCESS, running_replicas
+from control.deploy.instances import replicas, running_instances
+from control.deploy.lifecycle import current_instances, known_names, stop
+from control.deploy.registry import Registry
+from control.launch.ingest import ingest_process
+from control.launch.notifier import notifier_process
 from shared.errors import ConfigError
 from shared.local_process import LocalProcess
 from shared.settings import Settings
@@ -40,10 +46,6 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
     A detector's processes are its current replicas plus any other of its instances still
     running (a rollout in progress).
     """
-    from control.deploy.backends import PROCESS
-    from control.deploy.instances import replicas, running_instances
-    from control.deploy.lifecycle import known_names
-    from control.deploy.registry import Registry
 
     single = _single_services(settings)
     if name in single:
@@ -62,8 +64,6 @@ def processes(settings: Settings, name: str) -> list[LocalProcess]:
 
 def _single_services(settings: Settings) -> dict[str, LocalProcess]:
     """The services that run as one supervised local process each, by name."""
-    from control.launch.ingest import ingest_process
-    from control.launch.notifier import notifier_process
 
     return {"ingest": ingest_process(settings), "notifier": notifier_process(settings)}
 
@@ -74,8 +74,6 @@ def run_stop(args: argparse.Namespace, settings: Settings) -> int:
         ended = (process.stop() for process in processes(settings, args.name))
         stopped = [info for info in ended if info is not None]
     else:
-        from control.deploy.lifecycle import stop
-
         processes(settings, args.name)  # an unknown name is refused with the known ones
         stopped = stop(settings, args.name)
     if not stopped:
@@ -111,9 +109,6 @@ def run_logs(args: argparse.Namespace, settings: Settings) -> int:
 
 def _containers(settings: Settings, name: str) -> list[Any] | None:
     """The replica containers of ``name`` if it is deployed on the docker backend, else None."""
-    from control.deploy.backends import DOCKER, running_replicas
-    from control.deploy.lifecycle import current_instances
-    from control.deploy.registry import Registry
 
     deployment = Registry(settings.home).get(name)
     if deployment is None or deployment.backend != DOCKER:

@@ -16,8 +16,21 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from control.cli.history import records_behind
+from control.deploy.backends import running_replicas
+from control.deploy.lifecycle import current_instances
+from control.deploy.registry import STOPPED, Registry
+from control.launch.aggregator import aggregator_process
+from control.launch.history import history_process
+from control.launch.ingest import ingest_process
+from control.launch.notifier import notifier_process
 from control.supervised_service import supervised_child
+from hosting.containers.compose import service_states
+from hosting.containers.engine import EngineUnavailable
+from hosting.servers import influx, jaeger_install
 from hosting.servers.broker import LocalBroker
+from hosting.servers.influx import LocalInflux
+from shared.detector import load_manifest
 from shared.disk_space import disk_space
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
@@ -27,6 +40,16 @@ from shared.kafka.recent_latency import recent_alert_latency
 from shared.kafka.security import client_security
 from shared.kafka.topics import declared_topics
 from shared.local_process import LocalProcess, ProcessInfo
+from shared.service_files import (
+    aggregator_status_file,
+    data_loss_text,
+    history_checkpoint,
+    ingest_mode_file,
+    ingest_status_file,
+    notifier_status_file,
+    notifier_text,
+    routing_mode_text,
+)
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -93,8 +116,6 @@ def _home_line(settings: Settings) -> None:
 def _container_lines() -> None:
     """The services of container meshes (`mesh compose up`, with or without --swarm) on this
     machine's engine, if one answers: where the mesh runs when its processes are not local."""
-    from hosting.containers.compose import service_states
-    from hosting.containers.engine import EngineUnavailable
 
     try:
         projects = service_states()
@@ -107,13 +128,6 @@ def _container_lines() -> None:
 
 def _ingest_line(settings: Settings) -> None:
     """The ingest job: up or down, pid, uptime and its last progress report."""
-    from control.launch.ingest import ingest_process
-    from shared.service_files import (
-        data_loss_text,
-        ingest_mode_file,
-        ingest_status_file,
-        routing_mode_text,
-    )
 
     process = ingest_process(settings)
     info = process.running()
@@ -149,21 +163,18 @@ def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
 
 
 def _influx_line(settings: Settings) -> None:
-    from hosting.servers.influx import LocalInflux, installed
-
     url = LocalInflux(settings).running_url()
     _backend_line(
         "influxdb",
         external=settings.influx_url and f"{settings.influx_url} (MESH_INFLUX_URL)",
         running=url and f"{url}  database {settings.influx_db}",
-        installed=installed(),
+        installed=influx.installed(),
         missing="not installed: metrics go to files (as root: make influxdb)",
     )
 
 
 def _traces_line(settings: Settings) -> None:
     from hosting.servers.jaeger import LocalJaeger
-    from hosting.servers.jaeger_install import installed
 
     info = LocalJaeger(settings).running()
     _backend_line(
@@ -171,7 +182,7 @@ def _traces_line(settings: Settings) -> None:
         external=settings.otlp_endpoint
         and f"spans to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)",
         running=f"{info.ui_url}  (OTLP {info.otlp_endpoint})" if info else None,
-        installed=installed(settings) is not None,
+        installed=jaeger_install.installed(settings) is not None,
         missing="not built: spans are not exported (make jaeger)",
     )
 
@@ -206,8 +217,6 @@ def _supervised_prefix(label: str, process: LocalProcess) -> str | None:
 def _aggregator_line(settings: Settings) -> None:
     """The metrics aggregator: up or down, its throughput, and whether InfluxDB takes its points
     (a down InfluxDB shows here as buffered points and the last error, not as a crash)."""
-    from control.launch.aggregator import aggregator_process
-    from shared.service_files import aggregator_status_file
 
     up = _supervised_prefix("metrics", aggregator_process(settings))
     if up is None:
@@ -217,24 +226,22 @@ def _aggregator_line(settings: Settings) -> None:
         f"{status.get('snapshots_in', 0)} snapshots, {status.get('dead_letters', 0)} dead letters,"
         f" {status.get('series', 0)} series"
     )
-    influx = status.get("influx")
-    if influx is None:
+    influx_sink = status.get("influx")
+    if influx_sink is None:
         sink = "files only"
-    elif influx.get("healthy"):
-        sink = f"influx ok ({influx.get('written', 0)} points)"
+    elif influx_sink.get("healthy"):
+        sink = f"influx ok ({influx_sink.get('written', 0)} points)"
     else:
         sink = (
-            f"influx FAILING: {influx.get('buffered', 0)} points buffered, "
-            f"{influx.get('dropped', 0)} dropped, last error: {influx.get('last_error') or '?'}"
+            f"influx FAILING: {influx_sink.get('buffered', 0)} points buffered, "
+            f"{influx_sink.get('dropped', 0)} dropped, "
+            f"last error: {influx_sink.get('last_error') or '?'}"
         )
     print(f"{up}  {figures}; {sink}")
 
 
 def _history_line(settings: Settings) -> None:
     """The history job: up or down, and how many records it is behind the topics."""
-    from control.cli.history import records_behind
-    from control.launch.history import history_process
-    from shared.service_files import history_checkpoint
 
     up = _supervised_prefix("history", history_process(settings))
     if up is None:
@@ -244,8 +251,6 @@ def _history_line(settings: Settings) -> None:
 
 def _notifier_line(settings: Settings) -> None:
     """The notifier: up or down, deliveries per channel, duplicates suppressed, what failed."""
-    from control.launch.notifier import notifier_process
-    from shared.service_files import notifier_status_file, notifier_text
 
     up = _supervised_prefix("notifier", notifier_process(settings))
     if up is None:
@@ -257,11 +262,6 @@ def _notifier_line(settings: Settings) -> None:
 
 
 def _detector_lines(settings: Settings, bootstrap: str) -> None:
-    from control.deploy.backends import running_replicas
-    from control.deploy.lifecycle import current_instances
-    from control.deploy.registry import STOPPED, Registry
-    from shared.detector import load_manifest
-
     for deployment in Registry(settings.home).all():
         try:
             views = [i.view() for i in current_instances(settings, deployment)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient
+
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.apply import Action, apply_topics
 from shared.kafka.config import admin_config
@@ -27,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def apply_declared(settings: Settings, path: str | None = None) -> int:
     """Apply the declaration and print one line per topic; exit 1 when drift remains."""
-    from confluent_kafka.admin import AdminClient
 
     source = settings.topics_file if path is None else Path(path)
     # Under the mesh's prefix either way: a private mesh applies its own names.

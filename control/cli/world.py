@@ -14,6 +14,24 @@ from dataclasses import replace
 from control.cli.arguments import positive_seconds
 from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
+from control.deploy import lifecycle
+from control.launch.aggregator import aggregator_process, start_aggregator
+from control.launch.history import history_process, start_history
+from control.launch.ingest import ingest_process, start_ingest
+from control.launch.notifier import (
+    DEMO_RECEIVER_PORT,
+    notifier_process,
+    received_file,
+    receiver_process,
+    start_demo_receiver,
+    start_notifier,
+    uses_shipped_rules,
+)
+from control.readiness import wait_until_ready
+from control.security.logins import local_secure, service_login
+from hosting.servers import influx, jaeger_install
+from hosting.servers.influx import LocalInflux
+from hosting.servers.ports import is_free
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.inspect import consumer_groups, topic_views
 from shared.kafka.security import client_security, local_ca
@@ -49,9 +67,6 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
         settings = replace(settings, broker_secure=True)
     ensure_broker(settings)
     code = apply_declared(settings)
-    from control.deploy import lifecycle
-    from control.launch.ingest import start_ingest
-    from control.security.logins import local_secure, service_login
 
     if local_secure(settings):
         ca = local_ca(settings)
@@ -67,23 +82,19 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     _start_history(settings)
     lifecycle.up(settings)
     _start_notifier(settings)
-    if args.wait:
-        from control.readiness import wait_until_ready
-
-        if not wait_until_ready(settings, args.wait_timeout):
-            return 1
+    if args.wait and not wait_until_ready(settings, args.wait_timeout):
+        return 1
     return code
 
 
 def _start_influx(settings: Settings) -> None:
     """The local InfluxDB, unless MESH_INFLUX_URL names one or influxd is not installed."""
-    from hosting.servers.influx import LocalInflux, installed
 
     dashboard = "infra/grafana/detector-mesh.json"
     if settings.influx_url:
         print(f"influxdb at {settings.influx_url} (MESH_INFLUX_URL), database {settings.influx_db}")
         return
-    if not installed():
+    if not influx.installed():
         print(
             "influxdb not installed: metrics go to line-protocol files under "
             f"{settings.home / 'metrics'} only (install it as root: make influxdb)"
@@ -97,12 +108,11 @@ def _start_trace_backend(settings: Settings) -> None:
     """The local Jaeger when built and no MESH_OTLP_ENDPOINT names a backend (the services
     find it: shared.endpoints.resolve_otlp_endpoint)."""
     from hosting.servers.jaeger import LocalJaeger
-    from hosting.servers.jaeger_install import installed
 
     if settings.otlp_endpoint:
         print(f"traces   to {settings.otlp_endpoint} (MESH_OTLP_ENDPOINT)")
         return
-    if installed(settings) is None:
+    if jaeger_install.installed(settings) is None:
         print("traces   no trace backend built: spans are not exported (make jaeger)")
         return
     info = LocalJaeger(settings).start()
@@ -110,9 +120,6 @@ def _start_trace_backend(settings: Settings) -> None:
 
 
 def _start_aggregator(settings: Settings) -> None:
-    from control.launch.aggregator import aggregator_process, start_aggregator
-    from control.security.logins import service_login
-
     info, started = start_aggregator(settings, service_login(settings, "aggregator"))
     state = "started" if started else "already running:"
     log = aggregator_process(settings).log_file
@@ -120,9 +127,6 @@ def _start_aggregator(settings: Settings) -> None:
 
 
 def _start_history(settings: Settings) -> None:
-    from control.launch.history import history_process, start_history
-    from control.security.logins import service_login
-
     info, started = start_history(settings, service_login(settings, "history"))
     state = "started" if started else "already running:"
     print(f"{state} history pid {info.pid} (log: {history_process(settings).log_file}; "
@@ -131,16 +135,6 @@ def _start_history(settings: Settings) -> None:
 
 def _start_notifier(settings: Settings) -> None:
     """The notifier, and with the shipped rules the loopback receiver their webhook names."""
-    from control.launch.notifier import (
-        DEMO_RECEIVER_PORT,
-        notifier_process,
-        received_file,
-        receiver_process,
-        start_demo_receiver,
-        start_notifier,
-        uses_shipped_rules,
-    )
-    from hosting.servers.ports import is_free
 
     if uses_shipped_rules(settings):
         address = f"127.0.0.1:{DEMO_RECEIVER_PORT}"
@@ -154,7 +148,6 @@ def _start_notifier(settings: Settings) -> None:
             state = "started" if started else "already running:"
             print(f"{state} webhook receiver pid {info.pid} on {address} (the shipped rules' "
                   f"webhook; deliveries in {received_file(settings)})")  # fmt: skip
-    from control.security.logins import service_login
 
     info, started = start_notifier(settings, service_login(settings, "notifier"))
     state = "started" if started else "already running:"
@@ -162,12 +155,6 @@ def _start_notifier(settings: Settings) -> None:
 
 
 def down(args: argparse.Namespace, settings: Settings) -> int:
-    from control.deploy import lifecycle
-    from control.launch.aggregator import aggregator_process
-    from control.launch.history import history_process
-    from control.launch.ingest import ingest_process
-    from control.launch.notifier import notifier_process, receiver_process
-    from hosting.servers.influx import LocalInflux
     from hosting.servers.jaeger import LocalJaeger
 
     lifecycle.down(settings)

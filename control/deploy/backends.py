@@ -17,6 +17,7 @@ from typing import Protocol
 from control.deploy.instances import Instance, InstanceView, running_instances
 from control.deploy.instances import replicas as process_replicas
 from control.deploy.releases import Release
+from hosting.containers.engine import connect
 from shared.errors import ConfigError
 from shared.settings import Settings
 
@@ -73,7 +74,6 @@ def replica(settings: Settings, backend: str, name: str, seq: int, index: int) -
 def replicas(settings: Settings, backend: str, name: str, seq: int, count: int) -> list[Replica]:
     if check_backend(backend) == DOCKER:
         from control.deploy.container_replicas import ContainerInstance
-        from hosting.containers.engine import connect
 
         client = connect()  # one connection for all of them
         return [ContainerInstance(settings, name, seq, i, client) for i in range(count)]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docker.errors import APIError
+from docker.errors import APIError, ImageNotFound
 
 from control.deploy.errors import DeployRefused
 from control.deploy.instances import InstanceView, replica_environment, replica_name
@@ -228,7 +228,6 @@ def running_containers(
 
 def require_image(client: Any = None) -> str:
     """The services image's tag, or one line saying how to build it (no engine: one line too)."""
-    from docker.errors import ImageNotFound
 
     tag = image("python")
     try:

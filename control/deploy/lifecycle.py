@@ -27,6 +27,7 @@ from hosting.containers.engine import EngineUnavailable
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
+from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
@@ -95,7 +96,6 @@ def deploy(
 def check_inputs_exist(settings: Settings, validated: Validated) -> None:
     """Refuse in one line when the cluster does not answer or an input topic is missing (the
     runtime would otherwise wait for it, then die with a client error)."""
-    from shared.kafka.inspect import topic_views
 
     wanted = [TopicNames.of(settings).records(t) for t in validated.inputs]
     found = {

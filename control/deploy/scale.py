@@ -21,6 +21,7 @@ from control.deploy.lifecycle import Say
 from control.deploy.registry import RUNNING, Deployment, Registry
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
 from shared.settings import Settings
 from shared.topic_names import TopicNames
@@ -84,7 +85,6 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
 
 def input_partitions(settings: Settings, deployment: Deployment) -> int:
     """The partition count of the detector's inputs (co-partitioned: the smallest, to be safe)."""
-    from shared.kafka.inspect import topic_views
 
     manifest = load_manifest(Path(deployment.current.path))
     wanted = [TopicNames.of(settings).records(t) for t in manifest.inputs]

@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control.deploy.errors import DeployRefused
+from shared.detector import INPUT_TYPES, load_detector, load_manifest, run
+from shared.detector.harness import FIXED_CLOCK_MS
+from shared.errors import MeshError
+from tools.loadgen import StreamConfig
 
 if TYPE_CHECKING:
     from shared.detector import Detector, Manifest
@@ -81,7 +85,6 @@ def validate(folder: Path, timeout: float = VALIDATE_TIMEOUT_S) -> Validated:
 
 def check_folder(folder: Path) -> dict[str, Any]:
     """Run every check in this process; the verdict as a JSON-able dict."""
-    from shared.errors import MeshError
 
     try:
         detector, manifest = _load(folder)
@@ -106,9 +109,6 @@ class _Refused(Exception):
 
 
 def _load(folder: Path) -> tuple[Detector, Manifest]:
-    from shared.detector import load_detector, load_manifest
-    from shared.errors import MeshError
-
     manifest = load_manifest(folder)  # a manifest problem is reported before any import
     module_file = folder / f"{manifest.module}.py"
     try:
@@ -126,7 +126,6 @@ def _load(folder: Path) -> tuple[Detector, Manifest]:
 
 def _check_input_schemas(inputs: tuple[str, ...]) -> None:
     from shared.avro import load_catalogue
-    from shared.detector import INPUT_TYPES
 
     catalogue = load_catalogue()
     for record_type in inputs:
@@ -140,9 +139,6 @@ def _check_input_schemas(inputs: tuple[str, ...]) -> None:
 
 
 def _dry_run(detector: Any) -> tuple[int, int]:
-    from shared.detector import run
-    from shared.detector.harness import FIXED_CLOCK_MS
-    from tools.loadgen import StreamConfig
     from tools.loadgen.avro_feed import valid_records
 
     config = StreamConfig(

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from control.security import grants
 from control.security.principals import ensure_principal
+from hosting.servers.broker import LocalBroker
 from shared.kafka.security import local_ca
 from shared.settings import Settings
 from shared.topic_names import TopicNames
@@ -20,7 +21,6 @@ from shared.topic_names import TopicNames
 
 def local_secure(settings: Settings) -> bool:
     """The mesh runs on this MESH_HOME's broker, and that broker is secure."""
-    from hosting.servers.broker import LocalBroker
 
     return not settings.uses_external_kafka and LocalBroker(settings).secure
 

@@ -12,6 +12,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
+
 from control.security.grants import CREATE, GROUP, READ, TOPIC, WRITE, Grant
 from shared.errors import MeshError
 from shared.kafka.config import admin_config
@@ -28,12 +41,6 @@ class PrincipalError(MeshError):
 
 def ensure_principal(admin_settings: Settings, principal: str, grants: Iterable[Grant]) -> Path:
     """The principal exists with a password and exactly ``grants``; returns its password file."""
-    from confluent_kafka.admin import (
-        AdminClient,
-        ScramCredentialInfo,
-        ScramMechanism,
-        UserScramCredentialUpsertion,
-    )
 
     path = password_file(admin_settings, principal)
     password = ensure_password(path)
@@ -52,14 +59,6 @@ def ensure_principal(admin_settings: Settings, principal: str, grants: Iterable[
 
 
 def _binding(principal: str, grant: Grant) -> Any:
-    from confluent_kafka.admin import (
-        AclBinding,
-        AclOperation,
-        AclPermissionType,
-        ResourcePatternType,
-        ResourceType,
-    )
-
     resource = {TOPIC: ResourceType.TOPIC, GROUP: ResourceType.GROUP}[grant.resource]
     operation = {READ: AclOperation.READ, WRITE: AclOperation.WRITE,
                  CREATE: AclOperation.CREATE}[grant.operation]  # fmt: skip
@@ -69,14 +68,6 @@ def _binding(principal: str, grant: Grant) -> Any:
 
 
 def _acls_of(admin: Any, principal: str) -> list[Any]:
-    from confluent_kafka.admin import (
-        AclBindingFilter,
-        AclOperation,
-        AclPermissionType,
-        ResourcePatternType,
-        ResourceType,
-    )
-
     # None matches any name and any host (the stubs ask for str).
     query = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY,  # type: ignore[arg-type]
                              f"User:{principal}", None,  # type: ignore[arg-type]
@@ -88,8 +79,6 @@ def _acls_of(admin: Any, principal: str) -> list[Any]:
 
 
 def _filter(binding: Any) -> Any:
-    from confluent_kafka.admin import AclBindingFilter
-
     return AclBindingFilter(binding.restype, binding.name, binding.resource_pattern_type,
                             binding.principal, binding.host, binding.operation,
                             binding.permission_type)  # fmt: skip

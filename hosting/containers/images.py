@@ -39,6 +39,7 @@ from pathlib import Path
 
 from hosting.containers.engine import EngineUnavailable, connect
 from hosting.containers.requirements_split import services_requirements, spark_requirements
+from hosting.servers.broker import LOG4J_CONFIG, broker_properties
 from hosting.servers.jaeger import VIEWER, render_config
 from hosting.servers.jaeger_install import installed as jaeger_binary
 from shared.errors import MeshError
@@ -236,8 +237,6 @@ class ImageBuilder:
         self._docker_build(self.image("spark"), context, "spark.Dockerfile", args)
 
     def _kafka(self) -> None:
-        from hosting.servers.broker import LOG4J_CONFIG, broker_properties
-
         context = self._context("kafka")
         self._copy_jars("kafka", context / "libs")
         shutil.copy(LOG4J_CONFIG, context / "log4j2.properties")

@@ -11,6 +11,7 @@ it answers.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka.admin import AdminClient
 
 from hosting.servers import broker_security
 from hosting.servers.broker_security import Passwords
@@ -88,7 +91,6 @@ class LocalBroker(LocalServer[BrokerInfo]):
 
     def _ready(self, info: BrokerInfo) -> bool:
         """The admin API answers with the broker in its metadata."""
-        from confluent_kafka.admin import AdminClient
 
         if self._admin is None or self._admin[0] != info.bootstrap:  # a restart may move it
             config: dict[str, Any] = {"bootstrap.servers": info.bootstrap, "log_level": 0}
@@ -259,6 +261,5 @@ def _kraft_cluster_id() -> str:
 
     It may start with "-", which is why the format command gets it as ``--cluster-id=ID``.
     """
-    import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

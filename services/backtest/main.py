@@ -17,10 +17,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from services.backtest.compare import compare_lines
+from services.backtest.session import backtest_session
+from services.backtest.summary import summary_lines
+from services.backtest.workflow import run_backtest
+from shared.detector.loading import load_detector
 from shared.errors import MeshError
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import history_location
 from shared.settings import Settings
+from shared.spark_master import check_master_answers
+from shared.spark_session import stop_spark
 
 NAME = "backtest"
 
@@ -68,19 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Load, check, replay, write, summarise; see the module doc."""
-    from shared.detector.loading import load_detector
-    from shared.spark_master import check_master_answers
 
     detector, _manifest = load_detector(args.folder)
     out = _fresh_out(args.out or _default_out(settings, detector.name))
     location = args.location or history_location(settings.home, settings.history_location)
     check_master_answers(args.master)
     # Spark is imported only now: the mistakes above are told in a fraction of a second.
-    from services.backtest.compare import compare_lines
-    from services.backtest.session import backtest_session
-    from services.backtest.summary import summary_lines
-    from services.backtest.workflow import run_backtest
-    from shared.spark_session import stop_spark
 
     spark = backtest_session(settings, args.master)
     try:

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from confluent_kafka import Consumer, TopicPartition
+
 from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
 from shared.kafka.changelog import partition_bounds, replay_partitions
@@ -141,7 +143,6 @@ def restore_partitions(
     them on: the committed input offsets come from the group's ``consumer``, the changelog is
     read by a consumer of its own (group ``<group>.restore``, so the group's members never
     wait on it), every partition at once."""
-    from confluent_kafka import Consumer, TopicPartition
 
     wanted = [TopicPartition(topic, number)
               for number in states for topic in config.topics.inputs.values()]  # fmt: skip

@@ -38,6 +38,8 @@ import logging
 import time
 from typing import Any
 
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
 log = logging.getLogger(__name__)
 
 TopicPartitionKey = tuple[str, int]
@@ -45,7 +47,6 @@ TopicPartitionKey = tuple[str, int]
 
 def _deferrable_errors() -> set[int]:
     """Commit errors that mean "not now" (a rebalance, or the coordinator away for a moment)."""
-    from confluent_kafka import KafkaError
 
     return {
         KafkaError.ILLEGAL_GENERATION,
@@ -167,8 +168,6 @@ class OffsetCommitter:
                     *tp)  # fmt: skip
 
     def _try(self, offsets: dict[TopicPartitionKey, int]) -> bool:
-        from confluent_kafka import KafkaException, TopicPartition
-
         try:
             self._consumer.commit(
                 offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],

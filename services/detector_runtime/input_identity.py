@@ -24,6 +24,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    KafkaError,
+    KafkaException,
+    TopicCollection,
+    TopicPartition,
+)
+
 log = logging.getLogger(__name__)
 
 #: Seconds between two id checks from the loop (one small admin request each, ~1 ms here).
@@ -69,7 +77,6 @@ class InputIdentity:
         """Each topic's id, for the topics the cluster has now, and the topics it says it does
         not have. A topic whose request went unanswered (a broker outage) is in neither: it is
         not judged, and the next check asks again."""
-        from confluent_kafka import KafkaError, KafkaException, TopicCollection
 
         if not topics:
             return {}, set()
@@ -89,7 +96,6 @@ class InputIdentity:
 def from_start_on_assign(partitions: list[Any], recreated: Iterable[str]) -> None:
     """In the assign callback: the partitions of re-created topics start at the beginning (the
     callback's partition list is what gets assigned, offsets included)."""
-    from confluent_kafka import OFFSET_BEGINNING
 
     topics = set(recreated)
     for partition in partitions:
@@ -99,7 +105,6 @@ def from_start_on_assign(partitions: list[Any], recreated: Iterable[str]) -> Non
 
 def seek_to_start(consumer: Any, recreated: Iterable[str]) -> None:
     """From the loop: move this instance's partitions of re-created topics to their beginning."""
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     topics = set(recreated)
     for partition in consumer.assignment():
@@ -111,7 +116,6 @@ def pause_missing(consumer: Any, missing: set[str], paused: set[str]) -> set[str
     """Pause this instance's partitions of inputs that are missing now and resume those of
     inputs back (a re-created one is moved to its start before, by the caller); returns the
     topics paused now. Each change is logged once."""
-    from confluent_kafka import TopicPartition
 
     mine = [p for p in consumer.assignment()]
     gone = missing - paused

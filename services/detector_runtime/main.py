@@ -22,6 +22,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
 from services.detector_runtime.config import (
     DEFAULT_COMMIT_INTERVAL_S,
     RuntimeConfig,
@@ -31,7 +34,11 @@ from services.detector_runtime.config import (
 from services.detector_runtime.error_policy import ErrorRateExceeded
 from services.detector_runtime.gc_tuning import tune_gc
 from services.detector_runtime.status import StatusFile, describe
+from services.detector_runtime.topology import check_topology, ensure_changelog
+from shared.detector import load_detector
 from shared.errors import ConfigError, MeshError
+from shared.kafka.config import admin_config
+from shared.kafka.security import unanswered
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -111,8 +118,6 @@ def arguments(argv: Sequence[str] | None, settings: Settings) -> argparse.Namesp
 
 
 def build_config(args: argparse.Namespace) -> RuntimeConfig:
-    from shared.detector import load_detector
-
     detector, manifest = load_detector(args.detector)
     overrides = _pairs("--input", args.input, "TYPE=TOPIC")
     extra = _pairs("--consumer-config", args.consumer_config, "KEY=VALUE")
@@ -155,13 +160,8 @@ def _pairs(option: str, items: list[str], form: str) -> dict[str, str]:
 
 def start(settings: Settings, config: RuntimeConfig, status: StatusFile | None = None) -> Runner:
     """Check the topology and build a Runner (not yet running)."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
 
     from services.detector_runtime.runner import Runner
-    from services.detector_runtime.topology import check_topology, ensure_changelog
-    from shared.kafka.config import admin_config
-    from shared.kafka.security import unanswered
 
     client = admin_config(settings)
     admin = AdminClient(client)

@@ -29,6 +29,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
 from services.detector_runtime.changelog import (
     RestoreStats,
     restore_partitions,
@@ -80,9 +83,6 @@ class Runner:
     def __init__(
         self, settings: Settings, config: RuntimeConfig, status: StatusFile | None = None
     ) -> None:
-        from confluent_kafka import Consumer, Producer
-        from confluent_kafka.admin import AdminClient
-
         self.settings = settings
         self.config = config
         self.counters = Counters()
@@ -498,8 +498,6 @@ class Runner:
         self._committer.commit(next_offsets)
 
     def _seek(self, tp: tuple[str, int], offset: int) -> None:
-        from confluent_kafka import TopicPartition
-
         self.counters.handed_back += 1
         log.warning(
             "batch over %.0f s: handing %s[%d]@%d back", self.config.max_batch_s, *tp, offset

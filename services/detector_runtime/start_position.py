@@ -18,6 +18,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from confluent_kafka import OFFSET_INVALID, KafkaException, TopicPartition
+
 from shared.detector import Manifest
 from shared.detector.manifest import START_POSITIONS
 from shared.kafka.inspect import watermarks
@@ -50,7 +52,6 @@ def assign_from_time(
 ) -> dict[tuple[str, int], int]:
     """Assign the callback's ``partitions``; those never committed at ``start_ms``. Returns the
     offsets chosen for them, by (topic, partition)."""
-    from confluent_kafka import OFFSET_INVALID, KafkaException, TopicPartition
 
     fresh = []
     if partitions:

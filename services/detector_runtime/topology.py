@@ -13,6 +13,8 @@ import logging
 import time
 from typing import Any
 
+from confluent_kafka import KafkaError
+
 from services.detector_runtime.config import Topics
 from shared.detector import Detector
 from shared.errors import ConfigError
@@ -46,8 +48,6 @@ def partition_counts(admin: Any, topics: list[str], timeout_s: float = 30.0) -> 
 
 
 def _unauthorized(error: Any) -> bool:
-    from confluent_kafka import KafkaError
-
     return error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 

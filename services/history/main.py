@@ -21,9 +21,11 @@ from services.history.status import HistoryStatus
 from shared.avro.catalogue import Catalogue
 from shared.cpu_priority import yield_cpu
 from shared.errors import MeshError
+from shared.kafka.security import spark_kafka_options
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import history_status_file
 from shared.settings import Settings
+from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 log = logging.getLogger("services.history")
 
@@ -81,8 +83,6 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     """Run the query until a signal, a failure, or (``--once``) the end of what was there."""
     # Spark is imported only now, so bad options are refused in a fraction of a second.
     from services.history.query import start_history_query
-    from shared.kafka.security import spark_kafka_options
-    from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
     from shared.spark_session import C1_ONLY_DRIVER, spark_session, stop_spark
 
     kafka_options = spark_kafka_options(settings)  # logs in on a secure mesh (`mesh up --secure`)

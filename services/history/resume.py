@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from confluent_kafka.admin import AdminClient
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
@@ -58,7 +59,6 @@ def starting_offsets(partitions: Mapping[str, int], stored: Mapping[tuple[str, i
 
 def partition_counts(settings: Settings, topics: list[str]) -> dict[str, int]:
     """Each existing topic's partition count (a topic not created yet has none to name)."""
-    from confluent_kafka.admin import AdminClient
 
     metadata = AdminClient(admin_config(settings)).list_topics(timeout=15).topics
     return {topic: len(metadata[topic].partitions) for topic in topics if topic in metadata}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.ingest.data_loss import FAIL, ON_DATA_LOSS
+from services.ingest.rules import MAX_FUTURE_MS
 from services.ingest.trigger_mode import (
     check_mode,
     checkpoint_seconds,
@@ -87,6 +88,5 @@ class IngestConfig(IngestSettings):
         A record that is neither late nor in the future beyond the rules' 5 minutes always falls
         in a window whose state still exists, so no on-time record is dropped by the watermark.
         """
-        from services.ingest.rules import MAX_FUTURE_MS
 
         return f"{(MAX_FUTURE_MS + self.allowed_lateness_ms + 60_000) // 1000} seconds"

@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
 from shared.errors import MeshError
 
 #: What MESH_INGEST_ON_DATA_LOSS may say.
@@ -143,8 +146,6 @@ def earliest_offsets(
 ) -> dict[tuple[str, int], int]:
     """The first offset each raw partition still holds (its log start offset, which retention
     moves), asked of the cluster in one request; partitions of topics gone are left out."""
-    from confluent_kafka import KafkaError, KafkaException, TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
 
     wanted = {TopicPartition(t, p): OffsetSpec.earliest() for t, p in partitions}
     if not wanted:

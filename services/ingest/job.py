@@ -25,6 +25,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
@@ -166,9 +168,6 @@ def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) 
 
 
 def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
     admin = AdminClient(admin_config(settings, log_level=2))  # errors: below
     try:
         topics = admin.list_topics(timeout=10).topics

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
@@ -129,8 +130,6 @@ def offsets_to_reach(service: AggregatorService) -> dict[str, Offsets]:
 def end_offsets(
     bootstrap: str, topic: str, timeout_s: float = 10.0, login: dict[str, Any] | None = None
 ) -> Offsets:
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "metrics-aggregator-ends",
                          **(login or {})})  # fmt: skip
     try:

@@ -21,6 +21,7 @@ from services.metrics_aggregator.status import STOPPED
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
+from shared.metrics.instance import instance_id
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.settings import Settings
 
@@ -96,7 +97,6 @@ def run(
     # Spark is imported only now, so bad options are refused in a fraction of a second.
     from services.metrics_aggregator.own_metrics import AggregatorMetrics
     from services.metrics_aggregator.run import AggregatorRun
-    from shared.metrics.instance import instance_id
     from shared.spark_session import C1_ONLY_DRIVER, spark_session, stop_spark
 
     instance = instance or instance_id(NAME)

@@ -14,9 +14,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
 from services.notifier.config import NotifierConfig
 from services.notifier.rules import Routing, load_rules
 from shared.errors import ConfigError, MeshError
+from shared.kafka.changelog import ensure_changelog
+from shared.kafka.config import admin_config
+from shared.kafka.security import unanswered
+from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import NOTIFIER as NAME
 from shared.service_files import notifier_status_file
@@ -57,16 +64,10 @@ def run(
     instance: str | None,
 ) -> int:
     """Check the topics, then run the loop until a signal."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
 
     from services.notifier.outputs import OutputError
     from services.notifier.service import Notifier
     from shared.avro import load_catalogue
-    from shared.kafka.changelog import ensure_changelog
-    from shared.kafka.config import admin_config
-    from shared.kafka.security import unanswered
-    from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
     from shared.tracing import setup_tracing, shutdown
 
     instance = instance or instance_id(NAME)

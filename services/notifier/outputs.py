@@ -18,6 +18,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from confluent_kafka import Producer
+
 from services.notifier.book import FAILED, Delivery
 from services.notifier.config import NotifierConfig
 from services.notifier.records import notification_value, webhook_body
@@ -45,8 +47,6 @@ class NotifierOutputs:
     def __init__(
         self, settings: Settings, config: NotifierConfig, instance_id: str, catalogue: Catalogue
     ) -> None:
-        from confluent_kafka import Producer
-
         self.names = config.names
         self.instance_id = instance_id
         self._encode = AvroSerializer("notification", catalogue=catalogue).encode

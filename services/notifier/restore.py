@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from confluent_kafka import Consumer
+
 from services.notifier.book import DeliveryBook
 from services.notifier.config import NotifierConfig
 from shared.kafka.changelog import replay_partitions
@@ -29,7 +31,6 @@ def restore_books(
     settings: Settings, config: NotifierConfig, partitions: Iterable[int], instance_id: str
 ) -> dict[int, DeliveryBook]:
     """A book per partition number, as the changelog left it."""
-    from confluent_kafka import Consumer
 
     wanted = sorted(partitions)
     if not wanted:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, set_span_in_context
 
 from services.notifier.book import DELIVERED, FAILED, Delivery, DeliveryBook
@@ -83,8 +84,6 @@ class Notifier:
         registry: MetricRegistry,
         status_file: Path,
     ) -> None:
-        from confluent_kafka import Consumer
-
         self.settings, self.config, self.routing = settings, config, routing
         self.instance_id = instance_id
         self.names = config.names
@@ -172,8 +171,6 @@ class Notifier:
         self._commit(ends)
 
     def _commit(self, ends: dict[int, int]) -> None:
-        from confluent_kafka import KafkaException, TopicPartition
-
         mine = [TopicPartition(self.names.alerts, p, end) for p, end in ends.items()
                 if p in self.books]  # fmt: skip
         if not mine:

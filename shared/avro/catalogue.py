@@ -27,6 +27,7 @@ from fastavro.schema import fingerprint as _fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
 from shared.avro.errors import SchemaError
+from shared.settings import Settings
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _FILE = re.compile(r"v([1-9][0-9]*)\.avsc")
@@ -206,8 +207,6 @@ def _load_cached(schemas_dir: Path) -> Catalogue:
 def load_catalogue(schemas_dir: Path | str | None = None) -> Catalogue:
     """The catalogue of ``schemas_dir`` (default: ``Settings.from_env().schemas_dir``), cached."""
     if schemas_dir is None:
-        from shared.settings import Settings
-
         schemas_dir = Settings.from_env().schemas_dir
     return _load_cached(Path(schemas_dir).resolve())
 

@@ -25,6 +25,7 @@ from shared.avro.catalogue import Catalogue
 from shared.avro.errors import SchemaError
 from shared.avro.lint import lint_catalogue
 from shared.avro.resolution import check_compatibility
+from shared.settings import Settings
 
 __all__ = ["check_catalogue", "check_compatibility", "check_schemas_dir", "main"]
 
@@ -67,8 +68,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     schemas_dir = args.schemas_dir
     if schemas_dir is None:
-        from shared.settings import Settings
-
         schemas_dir = Settings.from_env().schemas_dir
     problems = check_schemas_dir(schemas_dir)
     for problem in problems:

@@ -10,6 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+
 from shared.errors import MeshError
 from shared.kafka.served import wait_until_served
 from shared.kafka.topics import TopicSpec
@@ -44,7 +54,6 @@ def apply_topics(
     admin: object, specs: list[TopicSpec], timeout: float = 30.0
 ) -> list[TopicOutcome]:
     """Create or update every declared topic; return one outcome per topic, in declared order."""
-    from confluent_kafka.admin import AdminClient
 
     assert isinstance(admin, AdminClient)
     existing = admin.list_topics(timeout=timeout).topics
@@ -66,9 +75,6 @@ def apply_topics(
 
 
 def _create(admin: object, specs: list[TopicSpec], timeout: float) -> dict[str, TopicOutcome]:
-    from confluent_kafka import KafkaError, KafkaException
-    from confluent_kafka.admin import NewTopic
-
     if not specs:
         return {}
     futures = admin.create_topics(  # type: ignore[attr-defined]
@@ -107,14 +113,6 @@ def _wait_visible(admin: object, specs: list[TopicSpec], timeout: float) -> None
 def _align_configs(
     admin: object, specs: list[TopicSpec], timeout: float
 ) -> dict[str, TopicOutcome]:
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (
-        AlterConfigOpType,
-        ConfigEntry,
-        ConfigResource,
-        ResourceType,
-    )
-
     if not specs:
         return {}
     resources = [ConfigResource(ResourceType.TOPIC, s.name) for s in specs]

@@ -14,6 +14,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
+from confluent_kafka.admin import NewTopic
+
 from shared.errors import ConfigError
 from shared.kafka.inspect import watermarks
 from shared.kafka.served import wait_until_served
@@ -37,8 +40,6 @@ def ensure_changelog(
     admin: Any, topic: str, partitions: int, config: Mapping[str, str] | None = None
 ) -> None:
     """Create the compacted changelog with ``partitions`` partitions, or check the one there."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import NewTopic
 
     metadata = admin.list_topics(timeout=10).topics
     if topic not in metadata:
@@ -80,7 +81,6 @@ def partition_bounds(
     consumer: Any, topic: str, partitions: Iterable[int]
 ) -> dict[int, tuple[int, int]]:
     """Each partition's (low, high) offsets now: what a replay of it covers."""
-    from confluent_kafka import TopicPartition
 
     return {number: watermarks(consumer, TopicPartition(topic, number), 10)
             for number in sorted(set(partitions))}  # fmt: skip
@@ -104,7 +104,6 @@ def replay_partitions(
     gaps in the offsets, so a replay ends by position, not by count. ``bounds`` are the
     partitions' (low, high) when the caller already asked (:func:`partition_bounds`).
     """
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     if bounds is None:
         bounds = partition_bounds(consumer, topic, partitions)

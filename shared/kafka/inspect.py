@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from shared.errors import MeshError
 
@@ -72,7 +76,6 @@ def inspecting_consumer(bootstrap: str, group: str, login: Mapping[str, Any] | N
     """A consumer that only asks (metadata, watermarks, ``group``'s committed offsets): it never
     subscribes or commits, so it never joins ``group``. One kept for many questions saves a
     login (a TLS and SCRAM handshake on a secure cluster) per question."""
-    from confluent_kafka import Consumer
 
     return Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                      "enable.auto.commit": False, "log_level": 2, **(login or {})})  # fmt: skip
@@ -82,7 +85,6 @@ def read_watermarks(
     consumer: Any, bootstrap: str, names: list[str] | None, timeout: float
 ) -> dict[str, dict[int, tuple[int, int]]]:
     """:func:`partition_watermarks`, asked through ``consumer``."""
-    from confluent_kafka import TopicPartition
 
     metadata = cluster_metadata(consumer, bootstrap, timeout)
     found: dict[str, dict[int, tuple[int, int]]] = {}
@@ -101,7 +103,6 @@ def consumer_groups(
     bootstrap: str, timeout: float = 10.0, login: Mapping[str, Any] | None = None
 ) -> list[str]:
     """Names of the consumer groups the cluster knows, sorted."""
-    from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
     result = admin.list_consumer_groups(request_timeout=timeout).result()
@@ -133,7 +134,6 @@ def read_group_lag(
 ) -> GroupLag:
     """:func:`group_lag`, asked through ``consumer``, an :func:`inspecting_consumer` of
     ``group`` (a consumer named after the group reads its committed offsets)."""
-    from confluent_kafka import TopicPartition
 
     metadata = cluster_metadata(consumer, bootstrap, timeout)
     partitions = [
@@ -156,7 +156,6 @@ def _committed_offsets(
     consumer: Any, group: str, partitions: list[Any], timeout: float
 ) -> dict[tuple[str, int], int | None]:
     """The group's committed offset of each partition, None where it never committed."""
-    from confluent_kafka import KafkaException
 
     committed: dict[tuple[str, int], int | None] = {
         (p.topic, p.partition): None for p in partitions
@@ -178,7 +177,6 @@ def _committed_offsets(
 
 def cluster_metadata(consumer: Any, bootstrap: str, timeout: float) -> Any:
     """The cluster's topic metadata, or a :class:`ClusterUnreachableError` that says what to do."""
-    from confluent_kafka import KafkaException
 
     try:
         return consumer.list_topics(timeout=timeout)
@@ -195,9 +193,6 @@ _TRANSIENT = {"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC
 
 def watermarks(consumer: Any, partition: Any, timeout: float) -> tuple[int, int]:
     """Low and high offsets of a partition, riding out a leader election for up to ``timeout``."""
-    import time
-
-    from confluent_kafka import KafkaException
 
     deadline = time.monotonic() + timeout
     while True:

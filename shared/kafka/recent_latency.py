@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka import TopicPartition
+
 from shared.kafka.inspect import inspecting_consumer, watermarks
 from shared.lineage import source_timestamp_ms
 from shared.percentiles import nearest_rank
@@ -55,7 +57,6 @@ def recent_alert_latency(
     timeout: float = 5.0,
 ) -> RecentLatency:
     """raw -> alert of the alerts produced in the last ``window_s`` seconds."""
-    from confluent_kafka import TopicPartition
 
     consumer = inspecting_consumer(bootstrap, f"mesh-latency-{uuid.uuid4().hex[:8]}", login)
     try:

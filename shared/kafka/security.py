@@ -16,6 +16,8 @@ import secrets
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from confluent_kafka import KafkaError
+
 from shared.errors import ConfigError, MeshError
 from shared.settings import Settings
 
@@ -134,7 +136,6 @@ def spark_kafka_options(settings: Settings) -> dict[str, str]:
 def raise_on_auth_failure(username: str) -> Any:
     """An ``error_cb`` that raises AuthenticationFailed on a refused login and ignores the rest
     (librdkafka's transient errors are retried and logged by librdkafka itself)."""
-    from confluent_kafka import KafkaError
 
     def on_error(error: Any) -> None:
         if error.code() == KafkaError._AUTHENTICATION and not interrupted_login(error.str()):

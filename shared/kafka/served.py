@@ -16,6 +16,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka.admin import OffsetSpec
+
 POLL_S = 0.1
 
 
@@ -36,8 +39,6 @@ def wait_until_served(admin: Any, topics: Iterable[str], timeout_s: float = 30.0
 def _unserved(admin: Any, topics: set[str], timeout_s: float) -> dict[str, list[str]]:
     """Per topic of ``topics``, what of it is not served yet (missing, or partitions without a
     leader or whose leader does not answer ListOffsets); topics fully served are left out."""
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
 
     metadata = admin.list_topics(timeout=timeout_s).topics
     unserved: dict[str, list[str]] = {}

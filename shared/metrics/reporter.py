@@ -24,8 +24,12 @@ from collections.abc import Callable, Collection
 from types import TracebackType
 from typing import Any
 
+from confluent_kafka import Producer
+
+from shared.kafka.config import producer_config
 from shared.metrics.registry import MetricRegistry
 from shared.metrics.snapshot import Snapshot
+from shared.topic_names import TopicNames
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +86,8 @@ class MetricsReporter:
     ) -> MetricsReporter:
         """A reporter with a producer of its own, for services without one (ingest, the
         aggregator): topic ``<prefix>metrics`` and ``MESH_METRICS_INTERVAL_S`` unless given."""
-        from confluent_kafka import Producer
 
         from shared.avro import AvroSerializer, load_catalogue
-        from shared.kafka.config import producer_config
-        from shared.topic_names import TopicNames
 
         serializer = AvroSerializer(SCHEMA, catalogue=load_catalogue(settings.schemas_dir))
         return cls(

@@ -29,6 +29,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
 from opentelemetry.semconv.attributes.exception_attributes import (
     EXCEPTION_MESSAGE,
@@ -90,8 +91,6 @@ class RecordSpans:
     """Makes the process and publish spans of sampled records and queues them for export."""
 
     def __init__(self, tracing: Tracing) -> None:
-        from opentelemetry.sdk.trace import Event, ReadableSpan
-
         self._tracing = tracing
         self._readable = ReadableSpan
         self._event = Event

@@ -30,6 +30,11 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
+from opentelemetry.semconv.attributes.service_attributes import (
+    SERVICE_INSTANCE_ID,
+    SERVICE_NAME,
+    SERVICE_VERSION,
+)
 
 from shared.settings import Settings
 from shared.tracing.config import TracingConfig
@@ -146,11 +151,6 @@ def setup_tracing(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-    from opentelemetry.semconv.attributes.service_attributes import (
-        SERVICE_INSTANCE_ID,
-        SERVICE_NAME,
-        SERVICE_VERSION,
-    )
 
     from shared.tracing.export import BoundedSpanProcessor, CountingSpanExporter
 

@@ -18,9 +18,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+from shared.endpoints import resolve_trace_backend
 from shared.errors import MeshError
+from shared.kafka.config import consumer_config
 from shared.settings import Settings
 from shared.topic_names import TopicNames
+from tools.loadgen.ground_truth import read_ground_truth
 
 #: How many traced alerts to show with their trace.
 TRACES_SHOWN = 3
@@ -45,10 +50,8 @@ def read_raised(
 ) -> set[AlertKey]:
     """Those of ``wanted`` found on ``topic`` (read from the start, no group commits) within
     ``timeout_s``; stops as soon as all are found."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
     from shared.avro import AvroDeserializer, DecodeError
-    from shared.kafka.config import consumer_config
 
     decode = AvroDeserializer("alert").decode
     consumer = Consumer(consumer_config(settings, f"mesh-score-{uuid.uuid4().hex[:8]}"))
@@ -97,7 +100,6 @@ def trace_lines(
     settings: Settings, expected: dict[AlertKey, str | None], raised: set[AlertKey]
 ) -> list[str]:
     """For a few raised, traced alerts: their trace's link and the path ingest -> alert."""
-    from shared.endpoints import resolve_trace_backend
 
     traced = sorted((key, trace) for key, trace in expected.items() if trace and key in raised)
     if not traced:
@@ -170,8 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     path = args.ground_truth or settings.home / "loadgen" / f"ground-truth-seed{args.seed}.jsonl"
     try:
-        from tools.loadgen.ground_truth import read_ground_truth
-
         try:
             truth = read_ground_truth(path)
         except (OSError, ValueError) as exc:

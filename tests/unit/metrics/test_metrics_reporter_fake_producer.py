@@ -13,6 +13,7 @@ from polling import wait_for
 
 from shared.avro import AvroDeserializer
 from shared.metrics import MetricRegistry, MetricsReporter
+from shared.metrics import reporter as reporter_module
 from shared.settings import Settings
 
 decode = AvroDeserializer("metric_snapshot").decode
@@ -169,15 +170,13 @@ def test_delivery_failures_are_counted(registry: MetricRegistry) -> None:
 def test_for_settings_builds_its_own_producer_and_topic(
     registry: MetricRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import confluent_kafka
-
     built: list[dict[str, Any]] = []
 
     def fake_producer(config: dict[str, Any]) -> FakeProducer:
         built.append(config)
         return FakeProducer()
 
-    monkeypatch.setattr(confluent_kafka, "Producer", fake_producer)
+    monkeypatch.setattr(reporter_module, "Producer", fake_producer)
     settings = replace(
         Settings.from_env({}),
         bootstrap_servers="broker:9092",
