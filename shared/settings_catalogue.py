@@ -18,13 +18,12 @@ whose content nothing here reads, so ``mesh settings`` prints every value as it 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
+from shared.field_docs import default_of, field_docs, value_text
 from shared.service_settings import IngestSettings, NotifierSettings
-from shared.settings import PROJECT_ROOT, Settings, env_values
+from shared.settings import Settings, env_values
 from shared.tracing.config import TracingConfig
 
 
@@ -104,67 +103,17 @@ def effective(env: Mapping[str, str]) -> list[tuple[Declared, str, bool]]:
     rows = []
     for item, cls, f in _section_fields():
         value = (
-            getattr(settings, f.name) if cls is Settings else chosen[cls].get(f.name, _default(f))
+            getattr(settings, f.name) if cls is Settings else chosen[cls].get(f.name, default_of(f))
         )
-        rows.append((item, _text(value), bool(env.get(item.variable))))
+        rows.append((item, value_text(value), bool(env.get(item.variable))))
     return rows
 
 
 def _section_fields() -> list[tuple[Declared, type, dataclasses.Field[object]]]:
     """Each section field as a :class:`Declared`, with its class and dataclass field."""
     return [
-        (Declared(section, prefix + f.name.upper(), _type_name(f.type), _text(_default(f)), text),
+        (Declared(section, prefix + doc.name.upper(), doc.type, doc.default, doc.description),
          cls, f)
         for section, prefix, cls in SECTIONS
-        for f, text in _described_fields(cls)
+        for doc, f in field_docs(cls)
     ]  # fmt: skip
-
-
-def _described_fields(cls: type) -> list[tuple[dataclasses.Field[object], str]]:
-    comments = _field_comments(cls)
-    return [
-        (f, comments.get(f.name, ""))
-        for f in dataclasses.fields(cls)
-        if f.metadata.get("variable", True)
-    ]
-
-
-def _field_comments(cls: type) -> dict[str, str]:
-    """``field name -> the #: comment lines above it``, joined, from ``cls``'s source."""
-    lines = inspect.getsource(cls).splitlines()
-    comments: dict[str, str] = {}
-    pending: list[str] = []
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("#:"):
-            pending.append(stripped[2:].strip())
-            continue
-        name, colon, _ = stripped.partition(":")
-        if colon and name.isidentifier() and line.startswith("    ") and not line[4].isspace():
-            comments[name] = " ".join(pending)
-        pending = []
-    return comments
-
-
-def _default(f: dataclasses.Field[object]) -> object:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return None
-
-
-def _text(value: object) -> str:
-    """A value as `mesh settings` prints it; paths inside the checkout relative to it."""
-    if value is None:
-        return ""
-    if isinstance(value, Path):
-        try:
-            return str(value.relative_to(PROJECT_ROOT)) or "."
-        except ValueError:
-            return str(value)
-    return str(value)
-
-
-def _type_name(annotation: object) -> str:
-    return str(annotation).replace("pathlib.", "")

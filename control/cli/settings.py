@@ -4,7 +4,9 @@ The values are those a process started from this shell would use: the environmen
 ``MESH_*`` variables over the declared defaults (:mod:`shared.settings_catalogue`). A value of
 the wrong type is the same one-line error a service would stop with. ``--all`` adds the
 variables that are not settings of a running mesh (the compose file's ports, the benchmarks'
-and tests' knobs, what the control plane sets for its children).
+and tests' knobs, what the control plane sets for its children). ``--manifest`` and ``--rules``
+print the fields a detector's manifest and the notifier's channels take, from the same kind of
+declaration (a dataclass whose fields carry their type, default and ``#:`` description).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import os
 import textwrap
 from typing import TYPE_CHECKING
 
+from shared.detector.manifest import Manifest
+from shared.field_docs import field_docs
+from shared.notifier_channels import FileChannel, WebhookChannel
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,6 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--set", dest="only_set", action="store_true", help="only the variables set here"
     )
+    parser.add_argument(
+        "--manifest", action="store_true",
+        help="instead: the fields of a detector's manifest.yaml, their defaults and meaning",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rules", action="store_true",
+        help="instead: the settings of the notifier's channels (infra/notifier/rules.yaml)",
+    )  # fmt: skip
     parser.set_defaults(handler=show_settings)
 
 
@@ -42,6 +55,8 @@ def show_settings(args: argparse.Namespace, settings: Settings) -> int:
     # OpenTelemetry, ~80 ms (python -X importtime) that every other `mesh` command would pay.
     from shared.settings_catalogue import OTHER, effective
 
+    if args.manifest or args.rules:
+        return show_declarations(args)
     env = settings.environment or dict(os.environ)
     rows = effective(env)
     if args.all:
@@ -58,6 +73,27 @@ def show_settings(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  {item.variable} = {shown}" + ("   (set)" if was_set else ""))
         for line in _described(item):
             print(f"      {line}")
+    return 0
+
+
+def show_declarations(args: argparse.Namespace) -> int:
+    """The fields of the files the mesh reads besides its environment."""
+    sections: list[tuple[str, type]] = []
+    if args.manifest:
+        sections.append(("manifest.yaml (a detector folder)", Manifest))
+    if args.rules:
+        sections += [
+            ("rules.yaml channels, type: webhook", WebhookChannel),
+            ("rules.yaml channels, type: file", FileChannel),
+        ]
+    for title, cls in sections:
+        print(f"[{title}]")
+        for doc, _ in field_docs(cls):
+            value = "(required)" if doc.required else "= " + (doc.default or "''")
+            kind = f"{doc.type}, {doc.limits}" if doc.limits else doc.type
+            print(f"  {doc.name} {value}   ({kind})")
+            for line in textwrap.wrap(doc.description, WIDTH - 6):
+                print(f"      {line}")
     return 0
 
 

@@ -14,8 +14,9 @@ from services.notifier.config import NotifierConfig
 from services.notifier.dispatch import Dispatcher, Sender
 from services.notifier.file_channel import FileSender
 from services.notifier.outcome import Outcome
-from services.notifier.rules import Channel, FileChannel, Routing
+from services.notifier.rules import Routing
 from services.notifier.webhook import WebhookSender, retry_delay
+from shared.notifier_channels import Channel, FileChannel
 
 
 def open_channels(routing: Routing, config: NotifierConfig, home: Path) -> Dispatcher:

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from services.notifier.outcome import Outcome
-from services.notifier.rules import FileChannel
 from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER
+from shared.notifier_channels import FileChannel
 
 
 class FileSender:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from shared.errors import ConfigError
+from shared.notifier_channels import Channel, FileChannel, WebhookChannel
 
 #: The alert schema's severity symbols (schemas/alert; a unit test ties them together).
 SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
@@ -32,36 +33,12 @@ class RulesError(ConfigError):
     """The routing file cannot be used; the message names the file, line and field."""
 
 
-@dataclass(frozen=True)
-class WebhookChannel:
-    """HTTP POST of the alert as JSON, with an idempotency key, retried with backoff."""
-
-    name: str
-    url: str
-    timeout_s: float = 5.0
-    max_attempts: int = 5
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
-    #: deliveries in flight at once: a slow receiver holds back only its own channel
-    concurrency: int = 4
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class FileChannel:
-    """One JSON line per notification appended to a file (relative paths: under MESH_HOME)."""
-
-    name: str
-    path: str
-    #: a full or read-only disk may clear up: retried like a webhook, then a dead letter
-    max_attempts: int = 5
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
-    #: one writer: lines are appended whole and in order
-    concurrency: int = 1
-
-
-Channel = WebhookChannel | FileChannel
+#: A webhook's numeric settings as its fields declare them: (key, minimum, whole number).
+_NUMBERS = tuple(
+    (f.name, f.metadata["minimum"], f.type == "int")
+    for f in fields(WebhookChannel)
+    if "minimum" in f.metadata
+)
 
 
 @dataclass(frozen=True)
@@ -231,17 +208,7 @@ class _Parser:
             kind = self.mapping(
                 value,
                 where,
-                {
-                    "type",
-                    "url",
-                    "path",
-                    "timeout_s",
-                    "max_attempts",
-                    "backoff_initial_s",
-                    "backoff_max_s",
-                    "concurrency",
-                    "headers",
-                },
+                {"type", "url", "path", "headers", *(key for key, _, _ in _NUMBERS)},
                 frozenset({"type"}),
             )
             found[name] = self.channel(name, where, kind)
@@ -277,13 +244,7 @@ class _Parser:
         if "path" in fields:
             raise self.fail(fields["path"], f"{where}.path", "not a setting of a webhook channel")
         settings: dict[str, Any] = {}
-        for key, minimum, integer in (
-            ("timeout_s", 0.001, False),
-            ("max_attempts", 1, True),
-            ("backoff_initial_s", 0.0, False),
-            ("backoff_max_s", 0.0, False),
-            ("concurrency", 1, True),
-        ):
+        for key, minimum, integer in _NUMBERS:
             if key in fields:
                 value = self.number(fields[key], f"{where}.{key}", integer=integer, minimum=minimum)
                 settings[key] = int(value) if integer else value

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import urllib3
 
 from services.notifier.outcome import Outcome
-from services.notifier.rules import Channel, WebhookChannel
+from shared.notifier_channels import Channel, WebhookChannel
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 #: Answers worth trying again: the receiver was busy, timed out or failed on its side.

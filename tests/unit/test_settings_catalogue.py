@@ -9,6 +9,9 @@ from collections import Counter
 import pytest
 
 from control.cli.main import main
+from shared.detector.manifest import Manifest
+from shared.field_docs import field_docs
+from shared.notifier_channels import FileChannel, WebhookChannel
 from shared.settings import PROJECT_ROOT
 from shared.settings_catalogue import declared, effective
 
@@ -67,3 +70,20 @@ def test_mesh_settings_prints_values_and_a_bad_one_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["mesh: error: MESH_INGEST_MAX_RECORD_BYTES='lots' is not an integer; "
                    "set it to a whole number"]  # fmt: skip
+
+
+@pytest.mark.parametrize("declaration", [Manifest, WebhookChannel, FileChannel])
+def test_every_field_of_the_files_the_mesh_reads_is_described(declaration: type) -> None:
+    undescribed = [doc.name for doc, _ in field_docs(declaration) if not doc.description]
+    assert undescribed == []
+
+
+def test_mesh_settings_prints_the_manifest_and_the_channels_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["settings", "--manifest", "--rules"]) == 0
+    out = capsys.readouterr().out
+    assert "  replicas (required)   (int, 1 or more)" in out
+    assert "  batch_wait_ms = 0   (int, 0 to 10000 milliseconds)" in out
+    assert "[rules.yaml channels, type: webhook]" in out and "  max_attempts = 5   (int" in out
+    assert "MESH_BROKER_PORT" not in out

@@ -17,7 +17,7 @@ from services.notifier.breaker import Breaker
 from services.notifier.dispatch import BUSY, OPEN, SENT, Dispatcher
 from services.notifier.file_channel import FileSender
 from services.notifier.outcome import Outcome
-from services.notifier.rules import FileChannel
+from shared.notifier_channels import FileChannel
 
 
 class Held:
