@@ -72,6 +72,9 @@ class Settings:
     #: Seconds of silence after which the aggregator calls an instance stale: its gauges and rates
     #: drop out of the totals, its counts stay.
     metrics_stale_after_s: float = 60.0
+    #: Seconds between two looks of the autoscaler at the autoscaled detectors' lag (each look
+    #: may step one detector's replicas; docs/autoscale.md).
+    autoscale_interval_s: float = 5.0
     #: Days of event dates the history keeps (whole days; older ones are deleted by its upkeep).
     history_days: int = 60
     #: Where the history's tables live: a Hadoop path; empty = ``file://$MESH_HOME/history/tables``.

@@ -28,6 +28,7 @@ def write_detector(
     start: str = "earliest",
     manifest_inputs: tuple[str, ...] | None = None,
     preamble: str = "",
+    manifest_extra: str = "",
 ) -> Path:
     """``folder`` with manifest.yaml and detector.py; ``body`` is the inside of ``detect``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -35,6 +36,7 @@ def write_detector(
     (folder / "manifest.yaml").write_text(
         f"name: {name}\nversion: {version}\ninputs: [{', '.join(listed)}]\n"
         f"owner: test-team\nreplicas: {replicas}\nstart: {start}\n"
+        + textwrap.dedent(manifest_extra).lstrip("\n")
     )
     (folder / "detector.py").write_text(
         "from shared.detector import detector\n"

@@ -1,5 +1,5 @@
-"""``mesh deploy FOLDER``, ``mesh rollout NAME [FOLDER]`` and ``mesh scale NAME N``: ship and size
-detectors in a running mesh.
+"""``mesh deploy FOLDER``, ``mesh rollout NAME [FOLDER]``, ``mesh scale NAME N`` and ``mesh
+autoscale NAME``: ship and size detectors in a running mesh.
 
 Deploy and rollout validate first (manifest, import, input schemas, dry run) and refuse in one
 line without touching anything that runs; none of the three ever restarts or pauses another
@@ -11,11 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from control.autoscale.report import policy_text
+from control.deploy.autoscale_choice import effective_policy, set_autoscale
 from control.deploy.backends import BACKENDS, PROCESS
+from control.deploy.errors import DeployRefused
 from control.deploy.health import DEFAULT_HEALTH_S, DEFAULT_MAX_ERROR_RATE
 from control.deploy.lifecycle import deploy
+from control.deploy.registry import Registry
 from control.deploy.rollout import rollout
 from control.deploy.scale import scale
+from shared.detector.autoscale import DEFAULT_SCALE_DOWN_AFTER_S
 from shared.errors import ConfigError
 from shared.settings import Settings
 
@@ -59,6 +64,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scale.add_argument("name", help="the deployed detector")
     scale.add_argument("replicas", type=int, help="how many replicas to run (1 or more)")
     scale.set_defaults(handler=run_scale)
+    autoscale = subparsers.add_parser(
+        "autoscale",
+        help="let the mesh choose a detector's replicas from its lag (or show, or turn it off)",
+    )
+    autoscale.add_argument("name", help="the deployed detector")
+    autoscale.add_argument("--min", type=int, help="fewest replicas (1 or more)")
+    autoscale.add_argument("--max", type=int, help="most replicas (at most its partitions run)")
+    autoscale.add_argument(
+        "--lag-per-replica", type=int, help="records of lag per replica: desired = ceil(lag / this)"
+    )
+    autoscale.add_argument(
+        "--scale-down-after", type=float, metavar="SECONDS",
+        help=f"how long the lag must ask for fewer before a replica stops "
+        f"({DEFAULT_SCALE_DOWN_AFTER_S:g})",
+    )  # fmt: skip
+    autoscale.add_argument(
+        "--off", action="store_true", help="stop autoscaling it (its replicas stay as they are)"
+    )
+    autoscale.set_defaults(handler=run_autoscale)
 
 
 def run_deploy(args: argparse.Namespace, settings: Settings) -> int:
@@ -81,5 +105,43 @@ def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_scale(args: argparse.Namespace, settings: Settings) -> int:
+    deployment = Registry(settings.home).get(args.name)
+    policy = effective_policy(deployment) if deployment else None
+    if policy is not None:
+        raise DeployRefused(
+            f"{args.name} is autoscaled (min {policy.min}, max {policy.max}): "
+            f"`mesh autoscale {args.name} --min N --max N` bounds it, `--off` hands it back"
+        )
     scale(settings, args.name, args.replicas)
+    return 0
+
+
+def run_autoscale(args: argparse.Namespace, settings: Settings) -> int:
+    options = {"min": args.min, "max": args.max, "lag_per_replica": args.lag_per_replica,
+               "scale_down_after_s": args.scale_down_after}  # fmt: skip
+    given = {key: value for key, value in options.items() if value is not None}
+    if args.off and given:
+        raise ConfigError("--off takes no other option: it turns autoscaling off")
+    for key, value in given.items():
+        floor = 0 if key == "scale_down_after_s" else 1
+        if value < floor:
+            flag = "--scale-down-after" if floor == 0 else f"--{key.replace('_', '-')}"
+            raise ConfigError(f"{flag} must be {floor} or more, not {value:g}")
+    if not args.off and not given:
+        deployment = Registry(settings.home).get(args.name)
+        if deployment is None:
+            raise DeployRefused(f"no detector {args.name!r} is deployed")
+        print(f"{args.name}: autoscale {policy_text(effective_policy(deployment))}")
+        return 0
+    deployment, policy = set_autoscale(settings, args.name, None if args.off else given)
+    if policy is None:
+        print(f"autoscale off for {args.name}: it keeps its {deployment.replicas} replica(s) "
+              "(`mesh scale` changes them)")  # fmt: skip
+        return 0
+    print(
+        f"autoscale {args.name}: min {policy.min}, max {policy.max}, "
+        f"{policy.lag_per_replica} records of lag per replica, down after "
+        f"{policy.scale_down_after_s:g} s; the autoscaler applies it within "
+        f"{settings.autoscale_interval_s:g} s (`mesh status` shows its decisions)"
+    )
     return 0

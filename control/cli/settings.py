@@ -16,6 +16,7 @@ import os
 import textwrap
 from typing import TYPE_CHECKING
 
+from shared.detector.autoscale import AutoscalePolicy
 from shared.detector.manifest import Manifest
 from shared.field_docs import field_docs
 from shared.notifier_channels import FileChannel, WebhookChannel
@@ -81,6 +82,7 @@ def show_declarations(args: argparse.Namespace) -> int:
     sections: list[tuple[str, type]] = []
     if args.manifest:
         sections.append(("manifest.yaml (a detector folder)", Manifest))
+        sections.append(("manifest.yaml autoscale: (docs/autoscale.md)", AutoscalePolicy))
     if args.rules:
         sections += [
             ("rules.yaml channels, type: webhook", WebhookChannel),

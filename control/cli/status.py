@@ -16,11 +16,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from control.autoscale.autoscaler import autoscaler_status_file
+from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
+from control.deploy.autoscale_choice import effective_policy
 from control.deploy.backends import running_replicas
 from control.deploy.lifecycle import current_instances
 from control.deploy.registry import STOPPED, Registry
 from control.launch.aggregator import aggregator_process
+from control.launch.autoscaler import autoscaler_process
 from control.launch.history import history_process
 from control.launch.ingest import ingest_process
 from control.launch.notifier import notifier_process
@@ -77,6 +81,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _aggregator_line(settings)
     _history_line(settings)
     _notifier_line(settings)
+    _autoscaler_line(settings)
     _traces_line(settings)
     _detector_lines(settings, bootstrap)
     _latency_line(settings, bootstrap)
@@ -261,7 +266,20 @@ def _notifier_line(settings: Settings) -> None:
         print(f"  last error: {status['last_error']}")
 
 
+def _autoscaler_line(settings: Settings) -> None:
+    """The autoscaler: up or down, how many detectors it scales, when it last looked."""
+    up = _supervised_prefix("autoscale", autoscaler_process(settings))
+    if up is None:
+        return
+    looked = read_json(autoscaler_status_file(settings.home)) or {}
+    scaled = [n for n, v in looked.get("detectors", {}).items() if v.get("autoscale")]
+    when = f"last look {time.time() - looked['updated']:.0f} s ago" if looked else "no look yet"
+    print(f"{up}  {len(scaled)} detector(s) autoscaled, {when}")
+
+
 def _detector_lines(settings: Settings, bootstrap: str) -> None:
+    looked = read_json(autoscaler_status_file(settings.home)) or {}
+    age = time.time() - looked["updated"] if looked else None
     for deployment in Registry(settings.home).all():
         try:
             views = [i.view() for i in current_instances(settings, deployment)]
@@ -282,6 +300,10 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
             f"detector {deployment.name:<14} {state:<7} {len(alive)}/{deployment.replicas}  "
             f"v{deployment.current.version}  lag {lag}  {rate:.0f} records/s"
         )
+        if deployment.desired != STOPPED:
+            look = looked.get("detectors", {}).get(deployment.name) if looked else None
+            policy = effective_policy(deployment)
+            print("  " + autoscale_line(policy, look, age, settings.autoscale_interval_s))
         if state == "DOWN":
             errors = [v.last_error for v in views if v.last_error]
             print(f"  last error: {errors[-1] if errors else 'none recorded (see `mesh logs`)'}")

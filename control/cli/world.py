@@ -2,8 +2,9 @@
 
 The mesh is the broker, the declared topics, InfluxDB (when installed), the ingest job, the
 metrics aggregator, the history job, every deployed detector (the reference ones under
-detectors/ are deployed by the first ``up``) and the notifier (with the shipped rules, the
-loopback webhook receiver they name too). ``mesh status`` lives in :mod:`control.cli.status`.
+detectors/ are deployed by the first ``up``), the autoscaler and the notifier (with the
+shipped rules, the loopback webhook receiver they name too). ``mesh status`` lives in
+:mod:`control.cli.status`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
 from control.deploy import lifecycle
 from control.launch.aggregator import aggregator_process, start_aggregator
+from control.launch.autoscaler import autoscaler_process, start_autoscaler
 from control.launch.history import history_process, start_history
 from control.launch.ingest import ingest_process, start_ingest
 from control.launch.notifier import (
@@ -81,6 +83,9 @@ def up(args: argparse.Namespace, settings: Settings) -> int:
     _start_aggregator(settings)
     _start_history(settings)
     lifecycle.up(settings)
+    info, started = start_autoscaler(settings)
+    state = "started" if started else "already running:"
+    print(f"{state} autoscaler pid {info.pid} (log: {autoscaler_process(settings).log_file})")
     _start_notifier(settings)
     if args.wait and not wait_until_ready(settings, args.wait_timeout):
         return 1
@@ -157,6 +162,8 @@ def _start_notifier(settings: Settings) -> None:
 def down(args: argparse.Namespace, settings: Settings) -> int:
     from hosting.servers.jaeger import LocalJaeger
 
+    stopped = autoscaler_process(settings).stop()  # first: no step may race the detectors' stop
+    print(f"stopped autoscaler pid {stopped.pid}" if stopped else "autoscaler was not running")
     lifecycle.down(settings)
     stopped = ingest_process(settings).stop()
     print(f"stopped ingest pid {stopped.pid}" if stopped else "ingest was not running")

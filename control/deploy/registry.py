@@ -40,6 +40,9 @@ class Deployment:
     scaled: bool = False
     #: Where its replicas run: "process" (local processes) or "docker" (containers).
     backend: str = "process"
+    #: Set by `mesh autoscale`: the autoscale policy's fields, replacing the manifest's block
+    #: (``{"off": true}``: not autoscaled whatever the manifest says); None follows the manifest.
+    autoscale: dict[str, Any] | None = None
 
     def with_event(self, event: str, **changes: Any) -> Deployment:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -106,6 +109,7 @@ def _from_document(document: dict[str, Any]) -> Deployment | None:
             history=tuple(document.get("history", ())),
             scaled=bool(document.get("scaled", False)),
             backend=str(document.get("backend", "process")),
+            autoscale=document.get("autoscale"),
         )
     except (KeyError, TypeError, ValueError):
         return None

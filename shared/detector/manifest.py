@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from shared.detector.autoscale import AutoscalePolicy, read_autoscale
 from shared.detector.declaration import INPUT_TYPES, check_name
 from shared.detector.errors import DeclarationError, ManifestError
 from shared.typed_document import checked, read_document
@@ -106,6 +107,10 @@ class Manifest:
     batch_wait_ms: int = field(
         default=0, metadata={"minimum": 0, "maximum": MAX_BATCH_WAIT_MS, "unit": "milliseconds"}
     )
+    #: Let the mesh choose the replica count from the consumer group's lag: ``{min: 1, max: 6,
+    #: lag_per_replica: 5000}`` (``mesh settings --manifest`` shows its fields; docs/autoscale.md).
+    #: ``replicas`` is then the count it starts with, between min and max.
+    autoscale: AutoscalePolicy | None = field(default=None, metadata=checked(read_autoscale))
     #: With a time as ``start``: epoch milliseconds of the first record to read (by its
     #: timestamp), and ``start`` is TIMESTAMP.
     start_ms: int | None = field(default=None, metadata=_NOT_READ)
@@ -145,7 +150,14 @@ def parse_manifest(document: Any, source: str = MANIFEST_FILE) -> Manifest:
     """Check an already-parsed manifest; errors name the field."""
     values = read_document(Manifest, document, source, ManifestError)
     start, start_ms = values.pop("start", ("latest", None))
-    return Manifest(**values, start=start, start_ms=start_ms)
+    manifest = Manifest(**values, start=start, start_ms=start_ms)
+    bounds = manifest.autoscale
+    if bounds and not bounds.min <= manifest.replicas <= bounds.max:
+        raise ManifestError(
+            f"{source}: field `replicas` ({manifest.replicas}) must be between autoscale's min "
+            f"and max ({bounds.min} to {bounds.max}): it is the count the detector starts with"
+        )
+    return manifest
 
 
 def parse_start(value: Any, where: str) -> tuple[str, int | None]:

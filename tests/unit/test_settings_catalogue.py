@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from control.cli.main import main
+from shared.detector.autoscale import AutoscalePolicy
 from shared.detector.manifest import Manifest
 from shared.field_docs import field_docs
 from shared.notifier_channels import FileChannel, WebhookChannel
@@ -72,7 +73,7 @@ def test_mesh_settings_prints_values_and_a_bad_one_is_one_line(
                    "set it to a whole number"]  # fmt: skip
 
 
-@pytest.mark.parametrize("declaration", [Manifest, WebhookChannel, FileChannel])
+@pytest.mark.parametrize("declaration", [Manifest, AutoscalePolicy, WebhookChannel, FileChannel])
 def test_every_field_of_the_files_the_mesh_reads_is_described(declaration: type) -> None:
     undescribed = [doc.name for doc, _ in field_docs(declaration) if not doc.description]
     assert undescribed == []
