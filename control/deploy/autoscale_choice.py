@@ -17,7 +17,7 @@ from control.deploy.errors import DeployRefused
 from control.deploy.registry import RUNNING, Deployment, Registry
 from control.deploy.scale import input_partitions
 from shared.detector import load_manifest
-from shared.detector.autoscale import AutoscalePolicy
+from shared.detector.autoscale import AutoscalePolicy, too_few_partitions
 from shared.settings import Settings
 
 OFF = {"off": True}
@@ -54,12 +54,9 @@ def set_autoscale(
         problem = policy.problem()
         if problem:
             raise DeployRefused(f"cannot autoscale {name}: {problem}")
-        partitions = input_partitions(settings, deployment)
-        if partitions < 2:
-            raise DeployRefused(
-                f"cannot autoscale {name}: its input topic has {partitions} partition, so one "
-                "replica does all the work whatever the lag"
-            )
+        refused = too_few_partitions(name, input_partitions(settings, deployment))
+        if refused:
+            raise DeployRefused(refused)
         saved = deployment.with_event(
             f"autoscale min {policy.min} max {policy.max} lag_per_replica "
             f"{policy.lag_per_replica} scale_down_after_s {policy.scale_down_after_s:g}",

@@ -25,6 +25,7 @@ from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
 from hosting.containers.engine import EngineUnavailable
 from shared.detector import load_manifest
+from shared.detector.autoscale import too_few_partitions
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.kafka.inspect import topic_views
@@ -98,18 +99,19 @@ def check_inputs_exist(settings: Settings, validated: Validated) -> None:
     runtime would otherwise wait for it, then die with a client error)."""
 
     wanted = [TopicNames.of(settings).records(t) for t in validated.inputs]
-    found = {
-        view.name
-        for view in topic_views(
-            resolve_bootstrap(settings), wanted, timeout=5, login=client_security(settings)
-        )
-    }
+    views = topic_views(
+        resolve_bootstrap(settings), wanted, timeout=5, login=client_security(settings)
+    )
+    found = {view.name: view.partitions for view in views}
     missing = [topic for topic in wanted if topic not in found]
     if missing:
         raise DeployRefused(
             f"input topic {missing[0]} does not exist: start the mesh with `mesh up` "
             "(or create the topics with `mesh topics apply`)"
         )
+    refused = validated.autoscaled and too_few_partitions(validated.name, min(found.values()))
+    if refused:
+        raise DeployRefused(f"{refused} (remove the manifest's autoscale block)")
 
 
 def _check_name_free(

@@ -41,6 +41,8 @@ class Validated:
     inputs: tuple[str, ...]
     replicas: int
     start: str
+    #: Whether the manifest has an ``autoscale:`` block.
+    autoscaled: bool
     dry_run_records: int
     dry_run_alerts: int
 
@@ -78,6 +80,7 @@ def validate(folder: Path, timeout: float = VALIDATE_TIMEOUT_S) -> Validated:
         inputs=tuple(verdict["inputs"]),
         replicas=verdict["replicas"],
         start=verdict["start"],
+        autoscaled=bool(verdict.get("autoscaled")),
         dry_run_records=verdict["records"],
         dry_run_alerts=verdict["alerts"],
     )
@@ -99,6 +102,7 @@ def check_folder(folder: Path) -> dict[str, Any]:
         "inputs": list(manifest.inputs),
         "replicas": manifest.replicas,
         "start": manifest.start_position,
+        "autoscaled": manifest.autoscale is not None,
         "records": records,
         "alerts": alerts,
     }

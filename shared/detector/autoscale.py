@@ -47,3 +47,13 @@ def read_autoscale(value: Any, where: str) -> AutoscalePolicy:
     if problem:
         raise ManifestError(f"{where}: {problem}")
     return policy
+
+
+def too_few_partitions(name: str, partitions: int) -> str | None:
+    """Why a detector reading ``partitions`` per input cannot be autoscaled (None: it can)."""
+    if partitions >= 2:
+        return None
+    return (
+        f"cannot autoscale {name}: its input topic has {partitions} partition, so one replica "
+        "does all the work whatever the lag"
+    )

@@ -118,3 +118,50 @@ def _autoscale_line(env: dict[str, str]) -> str:
     lines = mesh("status", env=env).stdout.splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("detector slow_spender "))
     return next((x for x in lines[start + 1 :] if x.strip().startswith("autoscale ")), "")
+
+
+def test_mesh_autoscale_sets_shows_and_turns_off_and_bad_input_changes_nothing(
+    private_mesh, tmp_path
+):
+    env, registry = private_mesh.env, Registry(private_mesh.settings.home)
+    deployed = mesh("deploy", str(write_detector(tmp_path / "night_owl", "night_owl")), env=env)
+    assert deployed.returncode == 0, deployed.stderr
+
+    refusals = {
+        ("night_owl", "--min", "2"): "night_owl is not autoscaled yet: give --max, "
+                                     "--lag-per-replica too",
+        ("night_owl", "--min", "3", "--max", "2", "--lag-per-replica", "5"):
+            "cannot autoscale night_owl: min (3) is above max (2)",
+        ("night_owl", "--min", "1", "--max", "2", "--lag-per-replica", "0"):
+            "--lag-per-replica must be 1 or more, not 0",
+        ("nobody", "--min", "1", "--max", "2", "--lag-per-replica", "5"):
+            "no detector 'nobody' is deployed",
+        ("night_owl", "--off", "--min", "1"): "--off takes no other option",
+    }  # fmt: skip
+    for arguments, expected in refusals.items():
+        refused = mesh("autoscale", *arguments, env=env)
+        assert refused.returncode == 2, (arguments, refused.stdout, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+        assert expected in refused.stderr
+        assert registry.get("night_owl").autoscale is None
+
+    on = mesh("autoscale", "night_owl", "--min", "1", "--max", "3", "--lag-per-replica", "100",
+              env=env)  # fmt: skip
+    assert on.returncode == 0, on.stderr
+    assert registry.get("night_owl").autoscale == {
+        "min": 1, "max": 3, "lag_per_replica": 100, "scale_down_after_s": 300.0
+    }  # fmt: skip
+    shown = mesh("autoscale", "night_owl", env=env).stdout
+    assert shown.strip() == "night_owl: autoscale min 1 max 3 lag/replica 100 down after 300 s"
+    narrowed = mesh("autoscale", "night_owl", "--max", "2", env=env)  # the other bounds stay
+    assert narrowed.returncode == 0 and registry.get("night_owl").autoscale["max"] == 2
+    refused = mesh("scale", "night_owl", "2", env=env)
+    assert refused.returncode == 2 and "night_owl is autoscaled (min 1, max 2)" in refused.stderr
+    assert registry.get("night_owl").replicas == 1
+
+    off = mesh("autoscale", "night_owl", "--off", env=env)
+    assert off.returncode == 0 and "it keeps its 1 replica(s)" in off.stdout
+    assert registry.get("night_owl").autoscale == {"off": True}
+    assert "  autoscale off" in mesh("status", env=env).stdout.splitlines()
+    scaled = mesh("scale", "night_owl", "2", env=env)
+    assert scaled.returncode == 0, scaled.stderr

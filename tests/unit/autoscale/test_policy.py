@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from control.autoscale.policy import Recommender
-from shared.detector.autoscale import AutoscalePolicy
+from shared.detector.autoscale import AutoscalePolicy, too_few_partitions
 
 POLICY = AutoscalePolicy(min=1, max=6, lag_per_replica=5000, scale_down_after_s=300)
 
@@ -64,3 +64,11 @@ def test_a_count_above_new_bounds_is_brought_inside_at_once() -> None:
     assert Recommender(lowered).decide(0, 0, 8, current=5).replicas == 2
     raised = AutoscalePolicy(min=3, max=6, lag_per_replica=5000)
     assert Recommender(raised).decide(0, 0, 8, current=1).replicas == 3
+
+
+def test_a_detector_whose_input_has_one_partition_cannot_be_autoscaled() -> None:
+    assert too_few_partitions("velocity", 1) == (
+        "cannot autoscale velocity: its input topic has 1 partition, so one replica does all "
+        "the work whatever the lag"
+    )
+    assert too_few_partitions("velocity", 2) is None
