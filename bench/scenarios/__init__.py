@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from bench.result import Result
 from bench.scenarios import (
+    autoscale,
     backtest,
     cold_start,
     containers,
@@ -36,6 +37,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     **kstreams.SCENARIOS,
     "state_scale": state_scale.run_state_scale,
     "deploy": deploy.run_deploy,
+    "autoscale": autoscale.run_autoscale,
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,
     "e2e_latency": e2e_latency.run_e2e,
