@@ -61,6 +61,11 @@ class TopicNames:
         return f"{self.prefix}alerts"
 
     @property
+    def alerts_shadow(self) -> str:
+        """Alerts of a shadow version (`mesh rollout --shadow`): compared, never notified."""
+        return f"{self.prefix}alerts.shadow"
+
+    @property
     def detectors_dlq(self) -> str:
         """Records a detector could not process, with the reason."""
         return f"{self.prefix}detectors.dlq"
@@ -122,9 +127,18 @@ class TopicNames:
         """The consumer group of every instance of one detector."""
         return f"{self.prefix}detector.{detector}"
 
+    def shadow_group(self, detector: str) -> str:
+        """The consumer group of a detector's shadow version, beside its live group."""
+        return f"{self.detector_group(detector)}.shadow"
+
+    def shadow_changelog(self, detector: str) -> str:
+        """A stateful shadow's own state changes (the live version's are never touched)."""
+        return f"{self.prefix}detector.{detector}.shadow.changelog"
+
     def declared(self, record_types: tuple[str, ...]) -> list[str]:
         """The names ``infra/topics.yaml`` must declare for these record types."""
         per_type = [name for t in record_types for name in (self.raw(t), self.records(t))]
-        return [*per_type, self.invalid, self.alerts, self.detectors_dlq, self.metrics,
+        return [*per_type, self.invalid, self.alerts, self.alerts_shadow, self.detectors_dlq,
+                self.metrics,
                 self.metrics_dlq, self.windows, self.notifications,
                 self.notifications_dlq]  # fmt: skip

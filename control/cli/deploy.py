@@ -1,5 +1,6 @@
-"""``mesh deploy FOLDER``, ``mesh rollout NAME [FOLDER]``, ``mesh scale NAME N`` and ``mesh
-autoscale NAME``: ship and size detectors in a running mesh.
+"""``mesh deploy FOLDER``, ``mesh rollout NAME [FOLDER] [--shadow]``, ``mesh shadow NAME``,
+``mesh scale NAME N`` and ``mesh autoscale NAME``: ship, try out and size detectors in a running
+mesh.
 
 Deploy and rollout validate first (manifest, import, input schemas, dry run) and refuse in one
 line without touching anything that runs; none of the three ever restarts or pauses another
@@ -9,6 +10,7 @@ detector.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from control.autoscale.report import policy_text
@@ -20,6 +22,8 @@ from control.deploy.lifecycle import deploy
 from control.deploy.registry import Registry
 from control.deploy.rollout import rollout
 from control.deploy.scale import scale
+from control.deploy.shadow import abandon_shadow, promote_shadow, start_shadow
+from control.deploy.shadow_report import compare, comparison_text
 from shared.detector.autoscale import DEFAULT_SCALE_DOWN_AFTER_S
 from shared.errors import ConfigError
 from shared.settings import Settings
@@ -59,7 +63,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="share of failed records that makes a new replica unhealthy "
         f"({DEFAULT_MAX_ERROR_RATE:g})",
     )
+    rollout.add_argument(
+        "--shadow", action="store_true",
+        help="run the new version beside the live one on the same records, alerts to "
+        "alerts.shadow (never notified); `mesh shadow NAME` compares, promotes or abandons",
+    )  # fmt: skip
     rollout.set_defaults(handler=run_rollout)
+    shadow = subparsers.add_parser(
+        "shadow", help="compare a detector's shadow version with the live one; promote or abandon"
+    )
+    shadow.add_argument("name", help="the deployed detector")
+    shadow.add_argument("--json", action="store_true", help="the comparison as one JSON object")
+    action = shadow.add_mutually_exclusive_group()
+    action.add_argument(
+        "--promote", action="store_true",
+        help="stop the shadow and roll its version out as the live one (the live group keeps "
+        "its offsets)",
+    )  # fmt: skip
+    action.add_argument(
+        "--abandon", action="store_true", help="stop the shadow and delete its group and state"
+    )
+    shadow.set_defaults(handler=run_shadow)
     scale = subparsers.add_parser("scale", help="run N replicas of a deployed detector")
     scale.add_argument("name", help="the deployed detector")
     scale.add_argument("replicas", type=int, help="how many replicas to run (1 or more)")
@@ -95,6 +119,12 @@ def run_rollout(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("--health-seconds must be 0 or more")
     if not 0 < args.max_error_rate <= 1:
         raise ConfigError("--max-error-rate must be a fraction in (0, 1]")
+    if args.shadow:
+        if args.folder is None:
+            raise ConfigError("--shadow needs the new version's FOLDER: mesh rollout NAME FOLDER "
+                              "--shadow")  # fmt: skip
+        start_shadow(settings, args.name, args.folder)
+        return 0
     report = rollout(settings, args.name, args.folder, args.health_seconds, args.max_error_rate)
     deployment = report.deployment
     print(
@@ -113,6 +143,25 @@ def run_scale(args: argparse.Namespace, settings: Settings) -> int:
             f"`mesh autoscale {args.name} --min N --max N` bounds it, `--off` hands it back"
         )
     scale(settings, args.name, args.replicas)
+    return 0
+
+
+def run_shadow(args: argparse.Namespace, settings: Settings) -> int:
+    if args.abandon:
+        abandon_shadow(settings, args.name)
+        return 0
+    if args.promote:
+        promoted = promote_shadow(settings, args.name)
+        print(f"promoted {args.name} v{promoted.deployment.current.version} "
+              f"({promoted.replaced} replica(s)); {promoted.duplicates}")  # fmt: skip
+        return 0
+    deployment = Registry(settings.home).get(args.name)
+    if deployment is None or not deployment.shadow:
+        raise DeployRefused(
+            f"{args.name} has no shadow: `mesh rollout {args.name} FOLDER --shadow` starts one"
+        )
+    report = compare(settings, deployment)
+    print(json.dumps(report, indent=2) if args.json else "\n".join(comparison_text(report)))
     return 0
 
 

@@ -21,6 +21,7 @@ from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
 from control.deploy.autoscale_choice import effective_policy
 from control.deploy.backends import running_replicas
+from control.deploy.instances import shadow_instances
 from control.deploy.lifecycle import current_instances
 from control.deploy.registry import STOPPED, Registry
 from control.launch.aggregator import aggregator_process
@@ -304,6 +305,14 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
             look = looked.get("detectors", {}).get(deployment.name) if looked else None
             policy = effective_policy(deployment)
             print("  " + autoscale_line(policy, look, age, settings.autoscale_interval_s))
+        if deployment.shadow_release is not None:
+            shadows = [i.view() for i in shadow_instances(settings, deployment)]
+            running_s = time.time() - float(deployment.shadow["started"])  # type: ignore[index]
+            print(
+                f"  shadow v{deployment.shadow_release.version} for {running_s:.0f} s: "
+                f"{sum(v.alive for v in shadows)}/{len(shadows)} replica(s); "
+                f"`mesh shadow {deployment.name}` compares"
+            )
         if state == "DOWN":
             errors = [v.last_error for v in views if v.last_error]
             print(f"  last error: {errors[-1] if errors else 'none recorded (see `mesh logs`)'}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from control.deploy.registry import Deployment
 from control.deploy.releases import Release
 from control.security.logins import detector_login
 from control.supervised_service import start_supervised, supervisor_file
@@ -26,6 +27,7 @@ from shared.json_files import read_json
 from shared.local_process import LocalProcess, ProcessInfo
 from shared.process_usage import ProcessUsage, process_usage
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,12 @@ def replica_name(detector: str, seq: int, index: int) -> str:
     return f"detector-{detector}-r{seq}-{index}"
 
 
+def shadow_name(detector: str, seq: int, index: int) -> str:
+    """Replica ``index`` of a shadow of release ``seq`` (`mesh rollout --shadow`): never matched
+    by the live replicas' names, so no live command stops or counts it."""
+    return f"detector-{detector}-shadow{seq}-{index}"
+
+
 def replica_environment(
     settings: Settings, home: Path | str, status_file: Path | str
 ) -> dict[str, str]:
@@ -79,13 +87,18 @@ def replica_environment(
 
 
 class Instance:
-    """Replica ``index`` of release ``seq`` of detector ``name``."""
+    """Replica ``index`` of release ``seq`` of detector ``name``; a ``shadow`` one reads in the
+    shadow group and writes its alerts and state to the shadow topics (:mod:`.shadow`)."""
 
-    def __init__(self, settings: Settings, name: str, seq: int, index: int) -> None:
+    def __init__(
+        self, settings: Settings, name: str, seq: int, index: int, shadow: bool = False
+    ) -> None:
         self.settings = settings
         self.detector = name
         self.seq, self.index = seq, index
-        self.process = LocalProcess(replica_name(name, seq, index), settings.home)
+        self.shadow = shadow
+        named = shadow_name if shadow else replica_name
+        self.process = LocalProcess(named(name, seq, index), settings.home)
         #: the replica's name, as `mesh status`, logs and the health check show it
         self.name = self.process.name
         self.supervisor_file = supervisor_file(self.process)
@@ -100,6 +113,13 @@ class Instance:
             # The replica's name; metrics add host, pid and start time (a restart is a new id).
             "--instance-id", self.process.name,
         ]  # fmt: skip
+        if self.shadow:
+            names = TopicNames.of(self.settings)
+            command += [
+                "--group", names.shadow_group(self.detector),
+                "--alerts-topic", names.alerts_shadow,
+                "--changelog-topic", names.shadow_changelog(self.detector),
+            ]  # fmt: skip
         inputs = load_manifest(Path(release.path)).inputs
         env = {**os.environ, **replica_environment(self.settings, self.settings.home,
                                                      self.report_file),
@@ -134,6 +154,16 @@ class Instance:
 def replicas(settings: Settings, name: str, seq: int, count: int) -> list[Instance]:
     """The ``count`` replicas of release ``seq`` of ``name`` as local processes."""
     return [Instance(settings, name, seq, i) for i in range(count)]
+
+
+def shadow_instances(settings: Settings, deployment: Deployment) -> list[Instance]:
+    """The shadow's replicas as the registry records them (none without a shadow)."""
+    shadow = deployment.shadow
+    if not shadow:
+        return []
+    seq = int(shadow["release"]["seq"])
+    return [Instance(settings, deployment.name, seq, i, shadow=True)
+            for i in range(int(shadow["replicas"]))]  # fmt: skip
 
 
 def running_instances(settings: Settings, name: str) -> list[Instance]:

@@ -20,6 +20,7 @@ from control.deploy.backends import (
 )
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
+from control.deploy.instances import shadow_instances
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
@@ -187,6 +188,11 @@ def up(settings: Settings, say: Say = print) -> None:
         except MeshError as error:  # no engine or image for a container deployment: the rest run
             say(f"detector {deployment.name}: not started: {error}")
             continue
+        shadow_release = deployment.shadow_release
+        if shadow_release is not None:
+            for shadow in shadow_instances(settings, deployment):
+                info, _ = shadow.start(shadow_release)
+                say(f"detector {deployment.name} shadow v{shadow_release.version}: pid {info.pid}")
         fresh = sum(started for _, started in results)
         pids = ", ".join(str(info.pid) for info, _ in results)
         say(
@@ -208,7 +214,7 @@ def down(settings: Settings, say: Say = print) -> None:
         except MeshError as error:
             say(f"detector {deployment.name}: {error}")
             continue
-        for instance in running:
+        for instance in [*running, *shadow_instances(settings, deployment)]:
             info = instance.stop()
             if info is not None:
                 say(f"stopped {instance.name} pid {info.pid}")

@@ -43,6 +43,13 @@ class Deployment:
     #: Set by `mesh autoscale`: the autoscale policy's fields, replacing the manifest's block
     #: (``{"off": true}``: not autoscaled whatever the manifest says); None follows the manifest.
     autoscale: dict[str, Any] | None = None
+    #: The shadow version running beside it (`mesh rollout --shadow`), as :mod:`.shadow` saves it.
+    shadow: dict[str, Any] | None = None
+
+    @property
+    def shadow_release(self) -> Release | None:
+        """The release the shadow runs, if there is a shadow."""
+        return Release(**self.shadow["release"]) if self.shadow else None
 
     def with_event(self, event: str, **changes: Any) -> Deployment:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -110,6 +117,7 @@ def _from_document(document: dict[str, Any]) -> Deployment | None:
             scaled=bool(document.get("scaled", False)),
             backend=str(document.get("backend", "process")),
             autoscale=document.get("autoscale"),
+            shadow=document.get("shadow"),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -85,14 +85,16 @@ def history_grants(names: TopicNames) -> list[Grant]:
 
 
 def detector_grants(names: TopicNames, detector: str, inputs: Iterable[str]) -> list[Grant]:
-    """A detector reading ``records.<type>`` for each of ``inputs`` (its record types)."""
-    changelog = names.changelog(detector)
+    """A detector reading ``records.<type>`` for each of ``inputs`` (its record types); its
+    shadow versions (`mesh rollout --shadow`) run as the same principal, in their own group and
+    state, writing to the shadow alerts."""
+    changelogs = (names.changelog(detector), names.shadow_changelog(detector))
     return sorted({
         *(Grant(TOPIC, names.records(record_type), READ) for record_type in inputs),
-        *_writes(names.alerts, names.detectors_dlq, names.metrics),
-        Grant(TOPIC, changelog, READ), Grant(TOPIC, changelog, WRITE),
-        Grant(TOPIC, changelog, CREATE),
+        *_writes(names.alerts, names.alerts_shadow, names.detectors_dlq, names.metrics),
+        *(Grant(TOPIC, c, op) for c in changelogs for op in (READ, WRITE, CREATE)),
         Grant(GROUP, names.detector_group(detector), READ),
+        Grant(GROUP, names.shadow_group(detector), READ),
     })  # fmt: skip
 
 

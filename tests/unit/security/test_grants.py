@@ -31,6 +31,12 @@ def test_a_detector_reads_its_inputs_writes_its_outputs_and_owns_its_group_and_c
         Grant(TOPIC, "p.detector.velocity.changelog", WRITE),
         Grant(TOPIC, "p.detector.velocity.changelog", CREATE),
         Grant(GROUP, "p.detector.velocity", READ),
+        # its shadow versions: their own group and state, the shadow alerts
+        Grant(TOPIC, "p.alerts.shadow", WRITE),
+        Grant(TOPIC, "p.detector.velocity.shadow.changelog", READ),
+        Grant(TOPIC, "p.detector.velocity.shadow.changelog", WRITE),
+        Grant(TOPIC, "p.detector.velocity.shadow.changelog", CREATE),
+        Grant(GROUP, "p.detector.velocity.shadow", READ),
     }
     assert detector_principal(NAMES, "velocity") == "p.detector-velocity"
 
@@ -40,7 +46,10 @@ def test_nothing_is_granted_by_prefix_and_detectors_share_no_input_they_did_not_
     geo = set(detector_grants(NAMES, "geo", ["logins"]))
     assert not any(g.prefixed for g in echo | geo)
     shared = {g for g in echo & geo}
-    assert shared == {Grant(TOPIC, t, WRITE) for t in ("p.alerts", "p.detectors.dlq", "p.metrics")}
+    assert shared == {
+        Grant(TOPIC, t, WRITE)
+        for t in ("p.alerts", "p.alerts.shadow", "p.detectors.dlq", "p.metrics")
+    }
 
 
 def test_the_notifier_reads_alerts_and_writes_only_notifications_and_its_own_topics() -> None:
