@@ -22,7 +22,6 @@ from confluent_kafka import Consumer, TopicPartition
 from control.deploy.instances import Instance, shadow_instances
 from control.deploy.lifecycle import current_instances
 from control.deploy.registry import Deployment
-from shared.avro import AvroDeserializer
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.config import consumer_config
@@ -88,6 +87,8 @@ def _alerts(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """``(source record id, rule) -> alert`` of ``detector`` on ``topic`` from ``since_ms``,
     for the records inside ``common``'s ranges only."""
+    from shared.avro import AvroDeserializer  # fastavro only when comparing (docs/layout.md)
+
     decode = AvroDeserializer("alert").decode
     consumer = Consumer(consumer_config(settings, f"mesh-shadow-{time.monotonic_ns()}",
                                         **{"enable.auto.commit": False}))  # fmt: skip
