@@ -20,8 +20,7 @@ from control.autoscale.autoscaler import autoscaler_status_file
 from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
 from control.deploy.autoscale_choice import effective_policy
-from control.deploy.backends import running_replicas
-from control.deploy.instances import shadow_instances
+from control.deploy.backends import running_replicas, shadow_replicas
 from control.deploy.lifecycle import current_instances
 from control.deploy.registry import STOPPED, Registry
 from control.launch.aggregator import aggregator_process
@@ -306,7 +305,7 @@ def _detector_lines(settings: Settings, bootstrap: str) -> None:
             policy = effective_policy(deployment)
             print("  " + autoscale_line(policy, look, age, settings.autoscale_interval_s))
         if deployment.shadow_release is not None:
-            shadows = [i.view() for i in shadow_instances(settings, deployment)]
+            shadows = [i.view() for i in shadow_replicas(settings, deployment)]
             running_s = time.time() - float(deployment.shadow["started"])  # type: ignore[index]
             print(
                 f"  shadow v{deployment.shadow_release.version} for {running_s:.0f} s: "

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from control.deploy.instances import Instance, InstanceView, running_instances
 from control.deploy.instances import replicas as process_replicas
+from control.deploy.registry import Deployment
 from control.deploy.releases import Release
 from hosting.containers.engine import connect
 from shared.errors import ConfigError
@@ -87,3 +88,18 @@ def running_replicas(settings: Settings, backend: str, name: str) -> list[Replic
 
         return list(running_containers(settings, name))
     return list(running_instances(settings, name))
+
+
+def shadow_replicas(settings: Settings, deployment: Deployment) -> list[Replica]:
+    """The replicas of ``deployment``'s shadow on its backend (none without a shadow)."""
+    release = deployment.shadow_release
+    if release is None or deployment.shadow is None:
+        return []
+    count, name = int(deployment.shadow["replicas"]), deployment.name
+    if check_backend(deployment.backend) == DOCKER:
+        from control.deploy.container_replicas import ContainerInstance
+
+        client = connect()
+        return [ContainerInstance(settings, name, release.seq, i, client, shadow=True)
+                for i in range(count)]  # fmt: skip
+    return [Instance(settings, name, release.seq, i, shadow=True) for i in range(count)]

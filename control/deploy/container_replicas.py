@@ -30,7 +30,13 @@ from typing import Any
 from docker.errors import APIError, ImageNotFound
 
 from control.deploy.errors import DeployRefused
-from control.deploy.instances import InstanceView, replica_environment, replica_name
+from control.deploy.instances import (
+    InstanceView,
+    replica_environment,
+    replica_name,
+    shadow_arguments,
+    shadow_name,
+)
 from control.deploy.releases import Release
 from hosting.containers.engine import connect
 from hosting.containers.images import image
@@ -56,8 +62,11 @@ class ContainerStarted:
     container_id: str
 
 
-def labels_of(settings: Settings, name: str, seq: int, index: int) -> dict[str, str]:
+def labels_of(
+    settings: Settings, name: str, seq: int, index: int, shadow: bool = False
+) -> dict[str, str]:
     return {
+        "mesh.shadow": "true" if shadow else "false",
         "mesh.role": ROLE,
         "mesh.backend": "docker",
         "mesh.home": str(Path(settings.home).resolve()),
@@ -70,11 +79,21 @@ def labels_of(settings: Settings, name: str, seq: int, index: int) -> dict[str, 
 class ContainerInstance:
     """Replica ``index`` of release ``seq`` of detector ``name``, as a container."""
 
-    def __init__(self, settings: Settings, name: str, seq: int, index: int, client: Any = None):
+    def __init__(
+        self,
+        settings: Settings,
+        name: str,
+        seq: int,
+        index: int,
+        client: Any = None,
+        shadow: bool = False,
+    ):
         self.settings = settings
         self.name_of_detector, self.seq, self.index = name, seq, index
-        self.name = f"mesh-{replica_name(name, seq, index)}"
-        self.dir = Path(settings.home) / replica_name(name, seq, index)
+        self.shadow = shadow
+        local_name = (shadow_name if shadow else replica_name)(name, seq, index)
+        self.name = f"mesh-{local_name}"
+        self.dir = Path(settings.home) / local_name
         self.report_file = self.dir / "instance.json"
         #: The output of the last container of this replica, kept when it is removed.
         self.log_file = self.dir / "container.log"
@@ -106,10 +125,13 @@ class ContainerInstance:
         return self.client.containers.run(
             require_image(self.client),
             ["python", "-m", "services.detector_runtime", RELEASE_MOUNT,
-             "--instance-id", self.name],
+             "--instance-id", self.name,
+             *(shadow_arguments(self.settings, self.name_of_detector) if self.shadow else [])],
             name=self.name,
             detach=True,
-            labels=labels_of(self.settings, self.name_of_detector, self.seq, self.index),
+            labels=labels_of(
+                self.settings, self.name_of_detector, self.seq, self.index, self.shadow
+            ),
             environment=self._environment(),
             volumes={
                 str(Path(release.path).resolve()): {"bind": RELEASE_MOUNT, "mode": "ro"},
@@ -221,6 +243,8 @@ def running_containers(
     found = []
     for container in client.containers.list(filters=filters, ignore_removed=True):
         labels = container.labels
+        if labels.get("mesh.shadow") == "true":  # a shadow is not one of its replicas
+            continue
         found.append(ContainerInstance(settings, name, int(labels["mesh.release"]),
                                        int(labels["mesh.replica"]), client))  # fmt: skip
     return sorted(found, key=lambda i: (i.seq, i.index))

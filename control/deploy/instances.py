@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from control.deploy.registry import Deployment
 from control.deploy.releases import Release
 from control.security.logins import detector_login
 from control.supervised_service import start_supervised, supervisor_file
@@ -72,6 +71,17 @@ def shadow_name(detector: str, seq: int, index: int) -> str:
     return f"detector-{detector}-shadow{seq}-{index}"
 
 
+def shadow_arguments(settings: Settings, detector: str) -> list[str]:
+    """What makes a runtime a shadow, whichever backend runs it: its own group and changelog,
+    and the shadow alerts topic."""
+    names = TopicNames.of(settings)
+    return [
+        "--group", names.shadow_group(detector),
+        "--alerts-topic", names.alerts_shadow,
+        "--changelog-topic", names.shadow_changelog(detector),
+    ]  # fmt: skip
+
+
 def replica_environment(
     settings: Settings, home: Path | str, status_file: Path | str
 ) -> dict[str, str]:
@@ -114,12 +124,7 @@ class Instance:
             "--instance-id", self.process.name,
         ]  # fmt: skip
         if self.shadow:
-            names = TopicNames.of(self.settings)
-            command += [
-                "--group", names.shadow_group(self.detector),
-                "--alerts-topic", names.alerts_shadow,
-                "--changelog-topic", names.shadow_changelog(self.detector),
-            ]  # fmt: skip
+            command += shadow_arguments(self.settings, self.detector)
         inputs = load_manifest(Path(release.path)).inputs
         env = {**os.environ, **replica_environment(self.settings, self.settings.home,
                                                      self.report_file),
@@ -154,16 +159,6 @@ class Instance:
 def replicas(settings: Settings, name: str, seq: int, count: int) -> list[Instance]:
     """The ``count`` replicas of release ``seq`` of ``name`` as local processes."""
     return [Instance(settings, name, seq, i) for i in range(count)]
-
-
-def shadow_instances(settings: Settings, deployment: Deployment) -> list[Instance]:
-    """The shadow's replicas as the registry records them (none without a shadow)."""
-    shadow = deployment.shadow
-    if not shadow:
-        return []
-    seq = int(shadow["release"]["seq"])
-    return [Instance(settings, deployment.name, seq, i, shadow=True)
-            for i in range(int(shadow["replicas"]))]  # fmt: skip
 
 
 def running_instances(settings: Settings, name: str) -> list[Instance]:

@@ -17,10 +17,10 @@ from control.deploy.backends import (
     preflight,
     replicas,
     running_replicas,
+    shadow_replicas,
 )
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
-from control.deploy.instances import shadow_instances
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
 from control.deploy.validate import Validated, validate
@@ -29,6 +29,7 @@ from shared.detector import load_manifest
 from shared.detector.autoscale import too_few_partitions
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
+from shared.kafka.groups import delete_group
 from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
 from shared.settings import PROJECT_ROOT, Settings
@@ -148,12 +149,20 @@ def _check_name_free(
 
 
 def stop(settings: Settings, name: str) -> list[Started]:
-    """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped)."""
+    """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped); a
+    shadow is stopped and forgotten with it (its group deleted: a stopped detector has nothing
+    to be compared with)."""
     registry = Registry(settings.home)
     with registry.changing(name):
         deployment = registry.get(name)
         backend = deployment.backend if deployment else PROCESS
         stopped = [info for i in running_replicas(settings, backend, name) if (info := i.stop())]
+        if deployment is not None and deployment.shadow:
+            stopped += [info for i in shadow_replicas(settings, deployment) if (info := i.stop())]
+            delete_group(resolve_bootstrap(settings), TopicNames.of(settings).shadow_group(name),
+                         client_security(settings))  # fmt: skip
+            deployment = deployment.with_event("shadow stopped with the detector", shadow=None)
+            registry.save(deployment)
         if deployment is not None and deployment.desired != STOPPED:
             registry.save(deployment.with_event("stopped", desired=STOPPED))
         return stopped
@@ -190,7 +199,7 @@ def up(settings: Settings, say: Say = print) -> None:
             continue
         shadow_release = deployment.shadow_release
         if shadow_release is not None:
-            for shadow in shadow_instances(settings, deployment):
+            for shadow in shadow_replicas(settings, deployment):
                 info, _ = shadow.start(shadow_release)
                 say(f"detector {deployment.name} shadow v{shadow_release.version}: pid {info.pid}")
         fresh = sum(started for _, started in results)
@@ -214,7 +223,7 @@ def down(settings: Settings, say: Say = print) -> None:
         except MeshError as error:
             say(f"detector {deployment.name}: {error}")
             continue
-        for instance in [*running, *shadow_instances(settings, deployment)]:
+        for instance in [*running, *shadow_replicas(settings, deployment)]:
             info = instance.stop()
             if info is not None:
                 say(f"stopped {instance.name} pid {info.pid}")

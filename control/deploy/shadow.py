@@ -23,10 +23,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from control.deploy.backends import PROCESS
+from control.deploy.backends import Replica, preflight, shadow_replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
-from control.deploy.instances import Instance, shadow_instances
 from control.deploy.lifecycle import Say, check_inputs_exist
 from control.deploy.registry import RUNNING, Deployment, Registry
 from control.deploy.releases import Release, folder_digest
@@ -50,10 +49,7 @@ def start_shadow(settings: Settings, name: str, source: Path, say: Say = print) 
             f"a shadow of {name} (v{current.shadow['release']['version']}) already runs: "
             f"`mesh shadow {name} --promote` or `--abandon` it first"
         )
-    if current.backend != PROCESS:
-        raise DeployRefused(
-            f"{name} runs as containers: shadows run only beside process replicas for now"
-        )
+    preflight(settings, current.backend)
     folder = source.resolve()
     validated = validate(folder)
     if validated.name != name:
@@ -85,7 +81,7 @@ def start_shadow(settings: Settings, name: str, source: Path, say: Say = print) 
                 "start_offsets": [[t, p, o] for (t, p), o in sorted(start.items())],
             },
         )
-        instances = shadow_instances(settings, shadowed)
+        instances = shadow_replicas(settings, shadowed)
         registry.save(shadowed)
         for instance in instances:
             info, _ = instance.start(release)
@@ -112,7 +108,7 @@ def abandon_shadow(settings: Settings, name: str, say: Say = print) -> Deploymen
     with registry.changing(name):
         current = _with_shadow(registry, name)
         version = _release(current).version
-        _remove(settings, current, shadow_instances(settings, current))
+        _remove(settings, current, shadow_replicas(settings, current))
         abandoned = current.with_event(f"shadow v{version} abandoned", shadow=None)
         registry.save(abandoned)
     say(f"abandoned the shadow v{version} of {name}: stopped, its group and changelog deleted")
@@ -143,7 +139,7 @@ def _release(deployment: Deployment) -> Release:
     return release
 
 
-def _remove(settings: Settings, deployment: Deployment, instances: list[Instance]) -> None:
+def _remove(settings: Settings, deployment: Deployment, instances: list[Replica]) -> None:
     for instance in instances:
         instance.stop()
     names, login = TopicNames.of(settings), client_security(settings)

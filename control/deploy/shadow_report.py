@@ -19,7 +19,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from control.deploy.instances import Instance, shadow_instances
+from control.deploy.backends import Replica, shadow_replicas
 from control.deploy.lifecycle import current_instances
 from control.deploy.registry import Deployment
 from shared.detector import load_manifest
@@ -64,8 +64,8 @@ def compare(settings: Settings, deployment: Deployment) -> dict[str, Any]:
             "compared": sum(max(0, end - begin) for begin, end in common.values()),
         },
         "rules": _by_rule(live_alerts, shadow_alerts),
-        "live": _usage(current_instances(settings, deployment)),  # type: ignore[arg-type]
-        "shadow": _usage(shadow_instances(settings, deployment)),
+        "live": _usage(current_instances(settings, deployment)),
+        "shadow": _usage(shadow_replicas(settings, deployment)),
     }
 
 
@@ -153,7 +153,7 @@ def _example(alert: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _usage(instances: Iterable[Instance]) -> dict[str, float]:
+def _usage(instances: Iterable[Replica]) -> dict[str, float]:
     """Records/s and CPU of a version's replicas, from their reports and /proc."""
     views = [instance.view() for instance in instances]
     return {

@@ -21,20 +21,31 @@ from polling import wait_for
 
 from control.deploy.container_replicas import ContainerInstance
 from control.deploy.lifecycle import deploy, stop
+from control.deploy.registry import Registry
 from control.deploy.rollout import rollout
 from control.deploy.scale import scale
+from control.deploy.shadow import abandon_shadow, start_shadow
+from control.deploy.shadow_report import compare
 from shared.avro import AvroDeserializer
 from shared.json_files import read_json
+from testkit.detector_runs import produce_feed
 from testkit.group_generations import group_generations
 from testkit.influx_query import query
 from testkit.notifier_runs import notifications, read_all
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
+from tools.loadgen.avro_feed import valid_records
 from tools.loadgen.ground_truth import read_ground_truth
 from tools.loadgen.score import alert_path, planted_alerts, read_raised
 
 pytestmark = [pytest.mark.containers, pytest.mark.timeout(1500)]
 
 COMPOSE_DETECTORS = ("large_amount", "new_country", "velocity")
+#: The shadow's body: the live version's rule with a lower threshold.
+ABOVE_500 = """
+    if record["amount"] <= 500:
+        return []
+    return [ctx.alert("above_900", severity="LOW", score=1.0, reason="amount above 500")]
+"""
 SEED = 1795523439
 
 
@@ -120,6 +131,26 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
         ]  # fmt: skip
         logs = mesh("logs", "above_900", "--lines", "5", env=_cli_env(settings))
         assert logs.returncode == 0 and "[mesh-detector-above_900-r2-1]" in logs.stdout, logs
+
+        # A shadow version runs as containers beside them, in its own group, and is compared on
+        # the same new records; abandoning it removes its containers and leaves the live ones.
+        lower = write_detector(tmp_path / "above_500", "above_900", version="1.2.0",
+                               body=ABOVE_500)  # fmt: skip
+        start_shadow(settings, "above_900", lower, say=lambda line: None)
+        assert _detector_containers(docker_client, "above_900") == [
+            "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1",
+            "mesh-detector-above_900-shadow3-0", "mesh-detector-above_900-shadow3-1",
+        ]  # fmt: skip
+        fresh = valid_records(StreamConfig(start_time_ms=int(time.time() * 1000), count=2000,
+                                           seed=5))  # fmt: skip
+        produce_feed(settings, {"transactions": "records.transactions"}, fresh)
+        compared = wait_for(lambda: _compared(settings), 120, "both versions to read the records")
+        rule = compared["rules"]["above_900"]
+        assert rule["shadow_only"] > 0 and rule["live_only"] == 0, compared
+        abandon_shadow(settings, "above_900", say=lambda line: None)
+        assert _detector_containers(docker_client, "above_900") == [
+            "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1"
+        ]  # fmt: skip
     finally:
         stopped = stop(settings, "above_900")
     assert sorted(s.name for s in stopped) == [
@@ -187,6 +218,14 @@ def _backtest_in_a_container(client: Any, project: str, detector: str) -> dict[s
     )  # fmt: skip
     assert b"only new" in printed, printed.decode()[-2000:]
     return json.loads(history.exec_run(["cat", f"{out}/summary.json"]).output)
+
+
+def _compared(settings: Any) -> dict[str, Any] | None:
+    """The shadow comparison once both versions have committed every transaction."""
+    report = compare(settings, Registry(settings.home).get("above_900"))
+    read = report["records"]
+    done = read["live"] == read["shadow"] == read["compared"] > 0 and report["rules"]
+    return report if done else None
 
 
 def _detector_containers(client: Any, name: str) -> list[str]:
