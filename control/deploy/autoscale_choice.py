@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from control.deploy.errors import DeployRefused
-from control.deploy.registry import RUNNING, Deployment, Registry
+from control.deploy.registry import Deployment, Registry
 from control.deploy.scale import input_partitions
 from shared.detector import load_manifest
 from shared.detector.autoscale import AutoscalePolicy, too_few_partitions
@@ -37,7 +37,7 @@ def set_autoscale(
     save it; refuse in one line, saving nothing, when the result is not a valid policy."""
     registry = Registry(settings.home)
     with registry.changing(name):
-        deployment = _running(registry, name)
+        deployment = registry.running(name)
         if changes is None:
             saved = deployment.with_event("autoscale off", autoscale=OFF)
             registry.save(saved)
@@ -64,13 +64,3 @@ def set_autoscale(
         )
         registry.save(saved)
         return saved, policy
-
-
-def _running(registry: Registry, name: str) -> Deployment:
-    deployment = registry.get(name)
-    if deployment is None:
-        known = ", ".join(d.name for d in registry.all()) or "none"
-        raise DeployRefused(f"no detector {name!r} is deployed (deployed: {known})")
-    if deployment.desired != RUNNING:
-        raise DeployRefused(f"{name} is stopped: `mesh deploy {deployment.source}` first")
-    return deployment

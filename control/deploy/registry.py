@@ -71,6 +71,17 @@ class Registry:
         document = read_json(self.folder(name) / "deployment.json")
         return _from_document(document) if document else None
 
+    def running(self, name: str) -> Deployment:
+        """The deployment of ``name`` if it should run; DeployRefused saying what to do if it
+        is not deployed or stopped (what scale, autoscale and shadow refuse alike)."""
+        deployment = self.get(name)
+        if deployment is None:
+            known = ", ".join(d.name for d in self.all()) or "none"
+            raise DeployRefused(f"no detector {name!r} is deployed (deployed: {known})")
+        if deployment.desired != RUNNING:
+            raise DeployRefused(f"{name} is stopped: `mesh deploy {deployment.source}` first")
+        return deployment
+
     def all(self) -> list[Deployment]:
         if not self.root.is_dir():
             return []

@@ -29,7 +29,7 @@ from control.deploy.health import (
 from control.deploy.lifecycle import Say, check_inputs_exist
 from control.deploy.registry import RUNNING, Deployment, Registry
 from control.deploy.releases import Release, folder_digest
-from control.deploy.validate import validate
+from control.deploy.validate import Validated, validate
 from shared.settings import Settings
 
 
@@ -67,16 +67,7 @@ def rollout(
     if current.desired != RUNNING:
         raise DeployRefused(f"{name} is stopped: `mesh deploy {current.source}` to run it")
     folder = (source or Path(current.source)).resolve()
-    validated = validate(folder)
-    if validated.name != name:
-        raise DeployRefused(f"{folder} declares detector {validated.name!r}, not {name!r}")
-    if folder_digest(folder) == current.current.digest:
-        raise DeployRefused(
-            f"nothing to roll out: {folder} is what {name} v{current.current.version} runs"
-        )
-    check_inputs_exist(settings, validated)
-    preflight(settings, current.backend)
-    say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
+    validated = new_version(settings, current, folder, "roll out", say)
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)
         old = [replica(settings, current.backend, name, current.current.seq, i)
@@ -104,6 +95,26 @@ def rollout(
         )
         registry.save(deployment)
         return RolloutReport(deployment, len(new), tuple(killed), uncommitted)
+
+
+def new_version(
+    settings: Settings, current: Deployment, folder: Path, verb: str, say: Say
+) -> Validated:
+    """``folder`` checked as a new version of the deployed ``current`` (by a rollout or a
+    shadow): it validates, declares the same detector, differs from what runs, and its inputs
+    and backend are there; DeployRefused with the first problem."""
+    name = current.name
+    validated = validate(folder)
+    if validated.name != name:
+        raise DeployRefused(f"{folder} declares detector {validated.name!r}, not {name!r}")
+    if folder_digest(folder) == current.current.digest:
+        raise DeployRefused(
+            f"nothing to {verb}: {folder} is what {name} v{current.current.version} runs"
+        )
+    check_inputs_exist(settings, validated)
+    preflight(settings, current.backend)
+    say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
+    return validated
 
 
 class _Unhealthy(Exception):

@@ -18,7 +18,7 @@ from control.deploy.backends import preflight, replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.lifecycle import Say
-from control.deploy.registry import RUNNING, Deployment, Registry
+from control.deploy.registry import Deployment, Registry
 from shared.detector import load_manifest
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.inspect import topic_views
@@ -34,12 +34,7 @@ def scale(settings: Settings, name: str, count: int, say: Say = print) -> Deploy
         raise DeployRefused(f"cannot scale {name} to {count} replicas: `mesh stop {name}` stops it")
     registry = Registry(settings.home)
     with registry.changing(name):
-        deployment = registry.get(name)
-        if deployment is None:
-            known = ", ".join(d.name for d in registry.all()) or "none"
-            raise DeployRefused(f"no detector {name!r} is deployed (deployed: {known})")
-        if deployment.desired != RUNNING:
-            raise DeployRefused(f"{name} is stopped: `mesh deploy {deployment.source}` first")
+        deployment = registry.running(name)
         partitions = input_partitions(settings, deployment)
         if count > partitions:
             raise DeployRefused(

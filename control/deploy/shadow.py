@@ -23,14 +23,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from control.deploy.backends import Replica, preflight, shadow_replicas
+from control.deploy.backends import Replica, shadow_replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
-from control.deploy.lifecycle import Say, check_inputs_exist
-from control.deploy.registry import RUNNING, Deployment, Registry
+from control.deploy.lifecycle import Say
+from control.deploy.registry import Deployment, Registry
 from control.deploy.releases import Release, folder_digest
-from control.deploy.rollout import RolloutReport, rollout
-from control.deploy.validate import validate
+from control.deploy.rollout import RolloutReport, new_version, rollout
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.groups import delete_group, delete_topic, set_group_offsets
 from shared.kafka.inspect import group_lag
@@ -43,23 +42,14 @@ def start_shadow(settings: Settings, name: str, source: Path, say: Say = print) 
     """Validate ``source`` and run it as ``name``'s shadow; refuse in one line, touching nothing
     that runs, when that cannot be."""
     registry = Registry(settings.home)
-    current = _live(registry, name)
+    current = registry.running(name)
     if current.shadow:
         raise DeployRefused(
             f"a shadow of {name} (v{current.shadow['release']['version']}) already runs: "
             f"`mesh shadow {name} --promote` or `--abandon` it first"
         )
-    preflight(settings, current.backend)
     folder = source.resolve()
-    validated = validate(folder)
-    if validated.name != name:
-        raise DeployRefused(f"{folder} declares detector {validated.name!r}, not {name!r}")
-    if folder_digest(folder) == current.current.digest:
-        raise DeployRefused(
-            f"nothing to compare: {folder} is what {name} v{current.current.version} runs"
-        )
-    check_inputs_exist(settings, validated)
-    say(f"checked {name} v{validated.version}: dry run of {validated.dry_run_records} records")
+    validated = new_version(settings, current, folder, "compare", say)
     names, login = TopicNames.of(settings), client_security(settings)
     bootstrap = resolve_bootstrap(settings)
     with registry.changing(name):
@@ -148,18 +138,8 @@ def _remove(settings: Settings, deployment: Deployment, instances: list[Replica]
     delete_topic(bootstrap, names.shadow_changelog(deployment.name), login)
 
 
-def _live(registry: Registry, name: str) -> Deployment:
-    deployment = registry.get(name)
-    if deployment is None:
-        known = ", ".join(d.name for d in registry.all()) or "none"
-        raise DeployRefused(f"no detector {name!r} is deployed (deployed: {known})")
-    if deployment.desired != RUNNING:
-        raise DeployRefused(f"{name} is stopped: `mesh deploy {deployment.source}` first")
-    return deployment
-
-
 def _with_shadow(registry: Registry, name: str) -> Deployment:
-    deployment = _live(registry, name)
+    deployment = registry.running(name)
     if not deployment.shadow:
         raise DeployRefused(
             f"{name} has no shadow: `mesh rollout {name} FOLDER --shadow` starts one"
