@@ -24,6 +24,7 @@ from control.deploy.rollout import rollout
 from control.deploy.scale import scale
 from control.deploy.shadow import abandon_shadow, promote_shadow, start_shadow
 from control.deploy.shadow_report import compare, comparison_text
+from control.launch.autoscaler import autoscaler_process
 from shared.detector.autoscale import DEFAULT_SCALE_DOWN_AFTER_S
 from shared.errors import ConfigError
 from shared.settings import Settings
@@ -193,4 +194,7 @@ def run_autoscale(args: argparse.Namespace, settings: Settings) -> int:
         f"{policy.scale_down_after_s:g} s; the autoscaler applies it within "
         f"{settings.autoscale_interval_s:g} s (`mesh status` shows its decisions)"
     )
+    if autoscaler_process(settings).running() is None:
+        print("note: no autoscaler runs for this mesh yet: `mesh up` starts it (or run "
+              "`python -m control.autoscale` beside a mesh `mesh up` did not start)")  # fmt: skip
     return 0
