@@ -19,6 +19,8 @@ from detector_folders import write_detector
 from mesh_cli import mesh
 from polling import wait_for
 
+from control.autoscale.autoscaler import Autoscaler
+from control.deploy.autoscale_choice import set_autoscale
 from control.deploy.container_replicas import ContainerInstance
 from control.deploy.lifecycle import deploy, stop
 from control.deploy.registry import Registry
@@ -28,6 +30,7 @@ from control.deploy.shadow import abandon_shadow, start_shadow
 from control.deploy.shadow_report import compare
 from shared.avro import AvroDeserializer
 from shared.json_files import read_json
+from shared.metrics import MetricRegistry
 from testkit.detector_runs import produce_feed
 from testkit.group_generations import group_generations
 from testkit.influx_query import query
@@ -151,11 +154,15 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
         assert _detector_containers(docker_client, "above_900") == [
             "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1"
         ]  # fmt: skip
+
+        # The autoscaler steps containers too: bounds of 1..1 bring the two replicas to one.
+        set_autoscale(settings, "above_900", {"min": 1, "max": 1, "lag_per_replica": 1000})
+        looked = Autoscaler(settings, MetricRegistry("autoscaler", "container-test")).look()
+        assert looked["detectors"]["above_900"]["replicas"] == 1, looked
+        assert _detector_containers(docker_client, "above_900") == ["mesh-detector-above_900-r2-0"]
     finally:
         stopped = stop(settings, "above_900")
-    assert sorted(s.name for s in stopped) == [
-        "mesh-detector-above_900-r2-0", "mesh-detector-above_900-r2-1"
-    ]  # fmt: skip
+    assert sorted(s.name for s in stopped) == ["mesh-detector-above_900-r2-0"]
     assert _detector_containers(docker_client, "above_900") == []
     assert group_generations(compose_mesh.bootstrap, groups) == before
     assert _restarts(docker_client, compose_mesh.compose.project) == restarts
