@@ -129,6 +129,8 @@ def _detector_state(status: str, name: str) -> tuple[str, list[str]]:
     for line in lines[index + 1 :]:
         if not line.startswith("  "):
             break
+        if line.strip().startswith(("autoscale ", "shadow ")):  # the detector's, not a replica's
+            continue
         pids.append(line.split("pid", 1)[1].split()[0])
     return lines[index].split()[2], pids
 
