@@ -105,7 +105,7 @@ def test_a_shadow_reports_exactly_its_extra_alerts_and_promote_and_abandon_keep_
     assert "  shadow v1.1.0 for " in status and "1/1 replica(s)" in status
 
     decode = AvroDeserializer("alert").decode
-    live_alerts = [decode(m.value()) for m in read_topic(settings, names.alerts, timeout_s=5)]
+    live_alerts = [decode(m.value()) for m in read_topic(settings, names.alerts, timeout_s=3)]
     assert {a["detector_version"] for a in live_alerts if a["detector"] == "big_spender"} == {
         "1.0.0"
     }  # the shadow's alerts never reach the topic the notifier reads
