@@ -30,6 +30,7 @@ from control.deploy.shadow import abandon_shadow, start_shadow
 from control.deploy.shadow_report import compare
 from shared.avro import AvroDeserializer
 from shared.json_files import read_json
+from shared.kafka.inspect import group_lag
 from shared.metrics import MetricRegistry
 from testkit.detector_runs import produce_feed
 from testkit.group_generations import group_generations
@@ -147,6 +148,7 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
         fresh = valid_records(StreamConfig(start_time_ms=int(time.time() * 1000), count=2000,
                                            seed=5))  # fmt: skip
         produce_feed(settings, {"transactions": "records.transactions"}, fresh)
+        transactions = _records(settings, "records.transactions")  # the history stores them too
         compared = wait_for(lambda: _compared(settings), 120, "both versions to read the records")
         rule = compared["rules"]["above_900"]
         assert rule["shadow_only"] > 0 and rule["live_only"] == 0, compared
@@ -169,6 +171,9 @@ def test_planted_fraud_is_alerted_measured_and_traced_and_a_fourth_detector_join
 
     # The history container stored what went through; a backtest in a Spark container over its
     # volume raises, record for record, what the live velocity container raised.
+    wait_for(lambda: group_lag(settings.bootstrap_servers, "detector.velocity",
+                               ["records.transactions", "records.logins"]).total == 0,
+             120, "the velocity container to read the shadow's records too")  # fmt: skip
     velocity = [a for a in _alerts(settings) if a["detector"] == "velocity"]
     summary = _backtest_in_a_container(docker_client, project, "velocity")
     assert summary["records"] == transactions and summary["alerts"] == len(velocity)
