@@ -218,12 +218,13 @@ def up(settings: Settings, say: Say = print) -> None:
 def down(settings: Settings, say: Say = print) -> None:
     """Stop every detector's processes; what should run stays recorded for the next `mesh up`."""
     for deployment in Registry(settings.home).all():
-        try:
-            running = running_replicas(settings, deployment.backend, deployment.name)
+        try:  # a shadow's replicas too: `mesh up` starts it again
+            running = [*running_replicas(settings, deployment.backend, deployment.name),
+                       *shadow_replicas(settings, deployment)]  # fmt: skip
         except MeshError as error:
             say(f"detector {deployment.name}: {error}")
             continue
-        for instance in [*running, *shadow_replicas(settings, deployment)]:
+        for instance in running:
             info = instance.stop()
             if info is not None:
                 say(f"stopped {instance.name} pid {info.pid}")
