@@ -94,7 +94,8 @@ class Autoscaler:
 
     def _look_at(self, deployment: Deployment) -> dict[str, Any]:
         name = deployment.name
-        policy = effective_policy(deployment)
+        manifest = load_manifest(Path(deployment.current.path))  # read once per look
+        policy = effective_policy(deployment, manifest)
         if policy is None:
             return {"autoscale": False, "replicas": deployment.replicas}
         watched = self.watched.get(name)
@@ -106,7 +107,7 @@ class Autoscaler:
         if now - watched.partitions_at > PARTITIONS_TTL_S:
             watched.partitions = input_partitions(self.settings, deployment)
             watched.partitions_at = now
-        watched.lag = self._lag(deployment)
+        watched.lag = self._lag(deployment.name, manifest.inputs)
         decision = watched.recommender.decide(
             now, watched.lag, watched.partitions, deployment.replicas
         )
@@ -137,12 +138,11 @@ class Autoscaler:
             raise MeshError(f"step {replicas} -> {decision.replicas} refused: {error}") from None
         self.metrics.counter("autoscale.steps", {"detector": name, "direction": direction}).inc()
 
-    def _lag(self, deployment: Deployment) -> int:
-        inputs = load_manifest(Path(deployment.current.path)).inputs
+    def _lag(self, name: str, inputs: tuple[str, ...]) -> int:
         topics = [self.names.records(record_type) for record_type in inputs]
         lag = group_lag(
             resolve_bootstrap(self.settings),
-            self.names.detector_group(deployment.name),
+            self.names.detector_group(name),
             topics,
             timeout=5.0,
             login=client_security(self.settings),

@@ -18,16 +18,20 @@ from control.deploy.registry import Deployment, Registry
 from control.deploy.scale import input_partitions
 from shared.detector import load_manifest
 from shared.detector.autoscale import AutoscalePolicy, too_few_partitions
+from shared.detector.manifest import Manifest
 from shared.settings import Settings
 
 OFF = {"off": True}
 
 
-def effective_policy(deployment: Deployment) -> AutoscalePolicy | None:
-    """The policy the autoscaler applies to ``deployment`` (None: it is not autoscaled)."""
+def effective_policy(
+    deployment: Deployment, manifest: Manifest | None = None
+) -> AutoscalePolicy | None:
+    """The policy the autoscaler applies to ``deployment`` (None: it is not autoscaled);
+    ``manifest`` is its current release's, when the caller has read it already."""
     if deployment.autoscale is not None:
         return None if deployment.autoscale.get("off") else AutoscalePolicy(**deployment.autoscale)
-    return load_manifest(Path(deployment.current.path)).autoscale
+    return (manifest or load_manifest(Path(deployment.current.path))).autoscale
 
 
 def set_autoscale(

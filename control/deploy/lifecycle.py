@@ -23,13 +23,13 @@ from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.registry import RUNNING, STOPPED, Deployment, Registry
 from control.deploy.releases import folder_digest
+from control.deploy.shadow_removal import remove_shadow
 from control.deploy.validate import Validated, validate
 from hosting.containers.engine import EngineUnavailable
 from shared.detector import load_manifest
 from shared.detector.autoscale import too_few_partitions
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
-from shared.kafka.groups import delete_group
 from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
 from shared.settings import PROJECT_ROOT, Settings
@@ -150,17 +150,15 @@ def _check_name_free(
 
 def stop(settings: Settings, name: str) -> list[Started]:
     """Stop every replica of ``name`` and mark it stopped (``mesh up`` leaves it stopped); a
-    shadow is stopped and forgotten with it (its group deleted: a stopped detector has nothing
-    to be compared with)."""
+    shadow is stopped and removed with it (group and changelog: a stopped detector has nothing to
+    be compared with)."""
     registry = Registry(settings.home)
     with registry.changing(name):
         deployment = registry.get(name)
         backend = deployment.backend if deployment else PROCESS
         stopped = [info for i in running_replicas(settings, backend, name) if (info := i.stop())]
         if deployment is not None and deployment.shadow:
-            stopped += [info for i in shadow_replicas(settings, deployment) if (info := i.stop())]
-            delete_group(resolve_bootstrap(settings), TopicNames.of(settings).shadow_group(name),
-                         client_security(settings))  # fmt: skip
+            stopped += remove_shadow(settings, deployment)
             deployment = deployment.with_event("shadow stopped with the detector", shadow=None)
             registry.save(deployment)
         if deployment is not None and deployment.desired != STOPPED:

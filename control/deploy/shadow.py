@@ -23,15 +23,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from control.deploy.backends import Replica, shadow_replicas
+from control.deploy.backends import shadow_replicas
 from control.deploy.errors import DeployRefused, UnhealthyRelease
 from control.deploy.health import DEFAULT_MAX_ERROR_RATE, wait_started
 from control.deploy.lifecycle import Say
 from control.deploy.registry import Deployment, Registry
 from control.deploy.releases import Release, folder_digest
 from control.deploy.rollout import RolloutReport, new_version, rollout
+from control.deploy.shadow_removal import remove_shadow
 from shared.endpoints import resolve_bootstrap
-from shared.kafka.groups import delete_group, delete_topic, set_group_offsets
+from shared.kafka.groups import set_group_offsets
 from shared.kafka.inspect import group_lag
 from shared.kafka.security import client_security
 from shared.settings import Settings
@@ -55,8 +56,7 @@ def start_shadow(settings: Settings, name: str, source: Path, say: Say = print) 
     with registry.changing(name):
         release = registry.new_release(name, folder, validated.version)
         # Leftovers of an earlier shadow (a crash between two steps) must not seed this one.
-        delete_group(bootstrap, names.shadow_group(name), login)
-        delete_topic(bootstrap, names.shadow_changelog(name), login)
+        remove_shadow(settings, current)
         topics = [names.records(t) for t in validated.inputs]
         live = group_lag(bootstrap, names.detector_group(name), topics, timeout=10, login=login)
         start = {key: offset for key, offset in live.committed.items() if offset is not None}
@@ -78,7 +78,7 @@ def start_shadow(settings: Settings, name: str, source: Path, say: Say = print) 
             say(f"started {instance.name} v{release.version} pid {info.pid}")
         reason = wait_started(list(instances), DEFAULT_MAX_ERROR_RATE)
         if reason:
-            _remove(settings, shadowed, instances)
+            remove_shadow(settings, shadowed)
             registry.save(current.with_event(f"shadow v{release.version} failed: {reason}"))
             raise UnhealthyRelease(
                 f"the shadow v{release.version} of {name} did not start ({reason}); it was "
@@ -98,7 +98,7 @@ def abandon_shadow(settings: Settings, name: str, say: Say = print) -> Deploymen
     with registry.changing(name):
         current = _with_shadow(registry, name)
         version = _release(current).version
-        _remove(settings, current, shadow_replicas(settings, current))
+        remove_shadow(settings, current)
         abandoned = current.with_event(f"shadow v{version} abandoned", shadow=None)
         registry.save(abandoned)
     say(f"abandoned the shadow v{version} of {name}: stopped, its group and changelog deleted")
@@ -127,15 +127,6 @@ def _release(deployment: Deployment) -> Release:
     release = deployment.shadow_release
     assert release is not None, "checked by _with_shadow"
     return release
-
-
-def _remove(settings: Settings, deployment: Deployment, instances: list[Replica]) -> None:
-    for instance in instances:
-        instance.stop()
-    names, login = TopicNames.of(settings), client_security(settings)
-    bootstrap = resolve_bootstrap(settings)
-    delete_group(bootstrap, names.shadow_group(deployment.name), login)
-    delete_topic(bootstrap, names.shadow_changelog(deployment.name), login)
 
 
 def _with_shadow(registry: Registry, name: str) -> Deployment:

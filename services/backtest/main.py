@@ -75,13 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Load, check, replay, write, summarise; see the module doc."""
-
     detector, _manifest = load_detector(args.folder)
     out = _fresh_out(args.out or _default_out(settings, detector.name))
     location = args.location or history_location(settings.home, settings.history_location)
     check_master_answers(args.master)
-    # Spark is imported only now: the mistakes above are told in a fraction of a second.
-
     spark = backtest_session(settings, args.master)
     try:
         summary = run_backtest(spark, detector, location, args.date_from, args.date_to, out,

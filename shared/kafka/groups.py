@@ -5,6 +5,7 @@ group exactly where the live group is, and to leave nothing behind when it is ab
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
@@ -24,41 +25,42 @@ def set_group_offsets(
     member; a group that does not exist yet is created with them."""
     if not offsets:
         return
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
     partitions = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
     request = [ConsumerGroupTopicPartitions(group, partitions)]
-    for future in admin.alter_consumer_group_offsets(request, request_timeout=timeout).values():
-        try:
-            future.result()
-        except KafkaException as error:
-            raise MeshError(f"cannot set the offsets of group {group}: {error}") from None
+    futures = _admin(bootstrap, login).alter_consumer_group_offsets(
+        request, request_timeout=timeout
+    )
+    _settled(futures, f"set the offsets of group {group}")
 
 
 def delete_group(
     bootstrap: str, group: str, login: Mapping[str, Any] | None = None, timeout: float = 10.0
 ) -> bool:
     """Delete ``group`` (it must have no member); False when there was no such group."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
-    for future in admin.delete_consumer_groups([group], request_timeout=timeout).values():
-        try:
-            future.result()
-        except KafkaException as error:
-            if error.args and error.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:
-                return False
-            raise MeshError(f"cannot delete group {group}: {error}") from None
-    return True
+    futures = _admin(bootstrap, login).delete_consumer_groups([group], request_timeout=timeout)
+    return _settled(futures, f"delete group {group}", absent=KafkaError.GROUP_ID_NOT_FOUND)
 
 
 def delete_topic(
     bootstrap: str, topic: str, login: Mapping[str, Any] | None = None, timeout: float = 30.0
 ) -> bool:
     """Delete ``topic``; False when there was no such topic."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
-    for future in admin.delete_topics([topic], request_timeout=timeout).values():
+    futures = _admin(bootstrap, login).delete_topics([topic], request_timeout=timeout)
+    return _settled(futures, f"delete topic {topic}", absent=KafkaError.UNKNOWN_TOPIC_OR_PART)
+
+
+def _admin(bootstrap: str, login: Mapping[str, Any] | None) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
+
+
+def _settled(futures: Mapping[Any, Future[Any]], what: str, absent: int | None = None) -> bool:
+    """Wait for an admin request; False when it failed only because the thing was not there
+    (``absent``, a KafkaError code), a one-line MeshError for any other failure."""
+    for future in futures.values():
         try:
             future.result()
         except KafkaException as error:
-            if error.args and error.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            if absent is not None and error.args and error.args[0].code() == absent:
                 return False
-            raise MeshError(f"cannot delete topic {topic}: {error}") from None
+            raise MeshError(f"cannot {what}: {error}") from None
     return True
