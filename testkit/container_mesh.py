@@ -11,8 +11,12 @@ from hosting.containers.compose import ComposeMesh
 from hosting.servers.ports import ephemeral_port
 from shared.settings import Settings
 
+#: Every port setting of .env: a test mesh takes free ones, so neither a mesh of the user's nor a
+#: leftover of an earlier run (a restart policy brings containers back with their engine) is in
+#: its way.
 PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_CONTROLLER_PORT", "MESH_INFLUX_PORT",
-         "MESH_INFLUX_RPC_PORT", "MESH_OTLP_PORT", "MESH_TRACE_UI_PORT")  # fmt: skip
+         "MESH_INFLUX_RPC_PORT", "MESH_OTLP_PORT", "MESH_TRACE_UI_PORT",
+         "MESH_WEBHOOK_PORT")  # fmt: skip
 
 
 def compose_environment(project: str) -> tuple[dict[str, str], dict[str, int]]:

@@ -8,11 +8,17 @@ to that rule's channels. An alert no rule matches goes nowhere, and the notifier
 A mistake in the file stops the notifier at start with the file, line and field named, e.g.
 ``rules.yaml:14: rules[1].match.severity: 'SEVERE' is not a severity (LOW, MEDIUM, HIGH,
 CRITICAL)``: routing is never half-valid at run time.
+
+A channel's ``url``, ``path`` and header values may name environment variables as ``${NAME}``: a
+token stays out of the file, and the container mesh's rules follow its ports (.env). A variable
+that is not set is such a mistake too, named with its field.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,6 +33,8 @@ from shared.notifier_channels import Channel, FileChannel, WebhookChannel
 #: The alert schema's severity symbols (schemas/alert; a unit test ties them together).
 SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 DEFAULT_SEGMENT = "default"
+#: ``${NAME}`` in a channel setting: an environment variable's value.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class RulesError(ConfigError):
@@ -86,7 +94,7 @@ class Routing:
         return None, ()
 
 
-def load_rules(path: Path) -> Routing:
+def load_rules(path: Path, environ: Mapping[str, str] | None = None) -> Routing:
     """The routing of ``path``; :class:`RulesError` naming file, line and field otherwise."""
     try:
         text = path.read_text()
@@ -94,24 +102,29 @@ def load_rules(path: Path) -> Routing:
         raise RulesError(
             f"cannot read the notifier's rules file {path}: {error.strerror}"
         ) from None
-    return parse_rules(text, path.name)
+    return parse_rules(text, path.name, environ)
 
 
-def parse_rules(text: str, source: str = "rules.yaml") -> Routing:
+def parse_rules(
+    text: str, source: str = "rules.yaml", environ: Mapping[str, str] | None = None
+) -> Routing:
+    """The routing ``text`` declares; ``${NAME}`` in channel settings comes from ``environ``
+    (this process's environment by default)."""
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
         raise RulesError(f"{where}: not YAML: {getattr(error, 'problem', error)}") from None
-    return _Parser(source).routing(root)
+    return _Parser(source, os.environ if environ is None else environ).routing(root)
 
 
 class _Parser:
     """Walks YAML's node tree (not the loaded values), so every message has its line."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, environ: Mapping[str, str]) -> None:
         self.source = source
+        self.environ = environ
 
     def fail(self, node: yaml.Node | None, where: str, problem: str) -> RulesError:
         line = f":{node.start_mark.line + 1}" if node is not None else ""
@@ -158,6 +171,17 @@ class _Parser:
         ):
             raise self.fail(node, where, "must be a non-empty string")
         return str(node.value)
+
+    def expanded(self, node: yaml.Node, where: str) -> str:
+        """A non-empty string with each ``${NAME}`` replaced by that environment variable."""
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in self.environ:
+                raise self.fail(node, where, f"${{{name}}} is not set in the environment")
+            return self.environ[name]
+
+        return _VARIABLE.sub(value, self.text(node, where))
 
     def number(
         self, node: yaml.Node, where: str, *, integer: bool = False, minimum: float = 0.0
@@ -226,7 +250,7 @@ class _Parser:
                 )
             if "path" not in fields:
                 raise self.fail(fields["type"], where, "a file channel needs a path")
-            return FileChannel(name, self.text(fields["path"], f"{where}.path"))
+            return FileChannel(name, self.expanded(fields["path"], f"{where}.path"))
         if kind != "webhook":
             raise self.fail(
                 fields["type"],
@@ -235,7 +259,7 @@ class _Parser:
             )
         if "url" not in fields:
             raise self.fail(fields["type"], where, "a webhook channel needs a url")
-        url = self.text(fields["url"], f"{where}.url")
+        url = self.expanded(fields["url"], f"{where}.url")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise self.fail(
@@ -251,7 +275,7 @@ class _Parser:
         if "headers" in fields:
             headers = self.mapping(fields["headers"], f"{where}.headers", None)
             settings["headers"] = {
-                k: self.text(v, f"{where}.headers.{k}") for k, v in headers.items()
+                k: self.expanded(v, f"{where}.headers.{k}") for k, v in headers.items()
             }
         return WebhookChannel(name, url, **settings)
 

@@ -4,7 +4,8 @@ group exactly where the live group is, and to leave nothing behind when it is ab
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -12,6 +13,20 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaExcep
 from confluent_kafka.admin import AdminClient
 
 from shared.errors import MeshError
+
+#: Answers that only say "not now": the group's coordinator is moving or still loading (a
+#: broker's first group request creates __consumer_offsets). The request is sent again.
+_TRANSIENT = frozenset({
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+})  # fmt: skip
+#: How long to wait before sending a request again after a transient answer.
+_RETRY_S = 0.5
+#: How much longer than its request timeout an answer is waited for.
+_GRACE_S = 5.0
+
+Request = Callable[[AdminClient, float], Mapping[Any, Future[Any]]]
 
 
 def set_group_offsets(
@@ -27,40 +42,59 @@ def set_group_offsets(
         return
     partitions = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
     request = [ConsumerGroupTopicPartitions(group, partitions)]
-    futures = _admin(bootstrap, login).alter_consumer_group_offsets(
-        request, request_timeout=timeout
-    )
-    _settled(futures, f"set the offsets of group {group}")
+
+    def send(admin: AdminClient, left: float) -> Mapping[Any, Future[Any]]:
+        return admin.alter_consumer_group_offsets(request, request_timeout=left)
+
+    _request(bootstrap, login, timeout, f"set the offsets of group {group}", send)
 
 
 def delete_group(
     bootstrap: str, group: str, login: Mapping[str, Any] | None = None, timeout: float = 10.0
 ) -> bool:
     """Delete ``group`` (it must have no member); False when there was no such group."""
-    futures = _admin(bootstrap, login).delete_consumer_groups([group], request_timeout=timeout)
-    return _settled(futures, f"delete group {group}", absent=KafkaError.GROUP_ID_NOT_FOUND)
+    return _request(bootstrap, login, timeout, f"delete group {group}",
+                    lambda admin, t: admin.delete_consumer_groups([group], request_timeout=t),
+                    absent=KafkaError.GROUP_ID_NOT_FOUND)  # fmt: skip
 
 
 def delete_topic(
     bootstrap: str, topic: str, login: Mapping[str, Any] | None = None, timeout: float = 30.0
 ) -> bool:
     """Delete ``topic``; False when there was no such topic."""
-    futures = _admin(bootstrap, login).delete_topics([topic], request_timeout=timeout)
-    return _settled(futures, f"delete topic {topic}", absent=KafkaError.UNKNOWN_TOPIC_OR_PART)
+    return _request(bootstrap, login, timeout, f"delete topic {topic}",
+                    lambda admin, t: admin.delete_topics([topic], request_timeout=t),
+                    absent=KafkaError.UNKNOWN_TOPIC_OR_PART)  # fmt: skip
 
 
-def _admin(bootstrap: str, login: Mapping[str, Any] | None) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
+def _request(
+    bootstrap: str,
+    login: Mapping[str, Any] | None,
+    timeout: float,
+    what: str,
+    send: Request,
+    absent: int | None = None,
+) -> bool:
+    """Send an admin request until it is answered for good within ``timeout``: True when done,
+    False when it failed only because the thing was not there (``absent``, a KafkaError code), a
+    one-line MeshError for any other failure.
 
-
-def _settled(futures: Mapping[Any, Future[Any]], what: str, absent: int | None = None) -> bool:
-    """Wait for an admin request; False when it failed only because the thing was not there
-    (``absent``, a KafkaError code), a one-line MeshError for any other failure."""
-    for future in futures.values():
+    The client is held in a local for the whole wait: a client dropped while its requests are
+    out never resolves their futures (the bound on each wait is a second guard)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
+    deadline = time.monotonic() + timeout
+    while True:
+        left = max(deadline - time.monotonic(), 1.0)
         try:
-            future.result()
+            for future in send(admin, left).values():
+                future.result(timeout=left + _GRACE_S)
+            return True
+        except TimeoutError:
+            raise MeshError(f"cannot {what}: no answer within {timeout + _GRACE_S:.0f} s") from None
         except KafkaException as error:
-            if absent is not None and error.args and error.args[0].code() == absent:
+            code = error.args[0].code() if error.args else None
+            if absent is not None and code == absent:
                 return False
-            raise MeshError(f"cannot {what}: {error}") from None
-    return True
+            if code not in _TRANSIENT or time.monotonic() + _RETRY_S > deadline:
+                raise MeshError(f"cannot {what}: {error}") from None
+        time.sleep(_RETRY_S)

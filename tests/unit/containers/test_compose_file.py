@@ -12,6 +12,7 @@ import yaml
 
 from control.deploy.lifecycle import DETECTORS_DIR
 from hosting.containers.compose import COMPOSE_DIR, COMPOSE_FILE, ONE_SHOT, read_env_file
+from testkit.container_mesh import PORTS
 
 BRIDGE_FILE = COMPOSE_DIR / "docker-compose.bridge.yml"
 
@@ -25,6 +26,13 @@ def test_every_variable_the_files_use_is_set_in_env() -> None:
     for path in (COMPOSE_FILE, BRIDGE_FILE):
         used |= set(re.findall(r"\$\{([A-Z_]+)", path.read_text()))
     assert used - set(read_env_file(COMPOSE_DIR / ".env")) == set()
+
+
+def test_a_test_mesh_moves_every_port_of_env() -> None:
+    """A test's compose mesh takes a free port for each port setting: none is left at its
+    default, where the user's mesh or a leftover of an earlier run may listen."""
+    ports = {key for key in read_env_file(COMPOSE_DIR / ".env") if key.endswith("_PORT")}
+    assert ports == set(PORTS)
 
 
 def test_each_reference_detector_is_a_service_of_its_own() -> None:

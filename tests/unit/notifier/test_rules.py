@@ -132,3 +132,34 @@ def test_severities_are_the_alert_schemas() -> None:
     schema = json.loads((PROJECT_ROOT / "schemas" / "alert" / "v1.avsc").read_text())
     severity = next(f for f in schema["fields"] if f["name"] == "severity")
     assert tuple(severity["type"]["symbols"]) == SEVERITIES
+
+
+def test_channel_settings_take_environment_variables() -> None:
+    text = (RULES.replace("http://127.0.0.1:8787/alerts", "http://${HOST}:${PORT}/alerts")
+            .replace("{X-Team: fraud}", '{Authorization: "Bearer ${TOKEN}"}')
+            .replace("path: out.jsonl", "path: ${HOME_DIR}/out.jsonl"))  # fmt: skip
+    environ = {"HOST": "127.0.0.1", "PORT": "28787", "TOKEN": "s3cret", "HOME_DIR": "/var/lib"}
+    routing = parse_rules(text, environ=environ)
+    team = routing.channels["team"]
+    assert isinstance(team, WebhookChannel)
+    assert team.url == "http://127.0.0.1:28787/alerts"
+    assert team.headers == {"Authorization": "Bearer s3cret"}
+    assert routing.channels["log"] == FileChannel("log", "/var/lib/out.jsonl")
+    with pytest.raises(RulesError) as refused:
+        parse_rules(text, environ={k: v for k, v in environ.items() if k != "PORT"})
+    assert str(refused.value) == (
+        "rules.yaml:4: channels.team.url: ${PORT} is not set in the environment"
+    )
+
+
+def test_the_container_meshs_rules_follow_its_ports() -> None:
+    """Both compose variants read one rules file; its webhook is wherever .env puts the receiver."""
+    folder = PROJECT_ROOT / "infra" / "compose"
+    environ = {"MESH_SERVICE_HOST": "host.docker.internal", "MESH_WEBHOOK_PORT": "40123"}
+    routing = load_rules(folder / "notifier-rules.yaml", environ)
+    team = routing.channels["fraud-team"]
+    assert isinstance(team, WebhookChannel)
+    assert team.url == "http://host.docker.internal:40123/alerts"
+    for compose_file in ("docker-compose.yml", "docker-compose.bridge.yml"):
+        text = (folder / compose_file).read_text()
+        assert "notifier-rules.bridge.yaml" not in text
