@@ -40,6 +40,7 @@ CASES: dict[str, Case] = {
     "aggregator_kill": aggregator_faults.aggregator_kill,  # 11
     "home_unwritable": disk_faults.home_unwritable,  # 13
     "secure_mesh": security.secure_mesh,  # 14
+    "detector_restart_in_place": detector_faults.detector_restart_in_place,  # 15 (issue 34)
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).

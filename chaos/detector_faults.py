@@ -1,10 +1,13 @@
-"""Cases 1 and 2: detector instances killed with SIGKILL under steady load.
+"""Cases 1, 2 and 15: detector instances killed with SIGKILL under steady load.
 
 Two instances of the echo detector (one alert per record) share a private mesh's
-``records.transactions`` in one group, fed by the smoke driver. **detector_kill**: one instance
+``records.transactions`` in one group, fed by the smoke driver; each is a static group member
+under its ``--instance-id`` (shared/kafka/static_membership.py). **detector_kill**: one instance
 is killed mid-run and stays dead; the survivor takes its partitions once the group notices (a
 6 s session timeout). **detector_kill_cycles**: three times, one instance (alternating) is killed
-and started again while the other runs.
+and a new one (another name) started while the other runs. **detector_restart_in_place**: the
+same, but the killed instance comes back under its own name, as a supervisor restarts it: it
+takes its partitions back without waiting for the dead member's session (issue 34).
 
 Guarantees checked: no acknowledged record lost; no reordering within a key; committed offsets
 never go backwards; duplicates at most what one kill can replay per kill (``REPLAY``: the
@@ -32,8 +35,20 @@ def detector_kill_cycles(settings: Settings, work: Path, short: bool) -> CaseRes
                 name="detector_kill_cycles")  # fmt: skip
 
 
+def detector_restart_in_place(settings: Settings, work: Path, short: bool) -> CaseResult:
+    return _run(settings, work, Load.of(short), cycles=3, restart=True, same_name=True,
+                name="detector_restart_in_place")  # fmt: skip
+
+
 def _run(
-    settings: Settings, work: Path, load: Load, *, cycles: int, restart: bool, name: str
+    settings: Settings,
+    work: Path,
+    load: Load,
+    *,
+    cycles: int,
+    restart: bool,
+    name: str,
+    same_name: bool = False,
 ) -> CaseResult:
     recoveries: list[float | None] = []
     with CaseRun(CaseMesh.create(settings, work), load) as run:
@@ -54,7 +69,8 @@ def _run(
                 f"{run.elapsed():.1f} s, {len(before)} records acknowledged"
             )
             if restart:
-                labels[victim] = f"{'ab'[victim]}{cycle + 1}"
+                if not same_name:
+                    labels[victim] = f"{'ab'[victim]}{cycle + 1}"
                 run.instance(labels[victim])
             recoveries.append(run.tap.wait_for(before, killed_at))
         mid_run &= run.finish()

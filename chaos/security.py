@@ -40,6 +40,7 @@ from hosting.servers.broker import LocalBroker
 from hosting.servers.ports import ephemeral_port
 from shared.errors import MeshError
 from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.inspect import group_members
 from shared.kafka.security import ADMIN, ca_file, client_security, password_file
 from shared.settings import Settings
 
@@ -76,6 +77,14 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
             mid_run = run.output_so_far() and run.driver.running
             failures += _refusals(info.bootstrap, echo, mesh, run.notes)
             mid_run &= run.finish()
+            # The instance is a static member (its --instance-id): it left its group itself,
+            # logged in over TLS as its principal (shared/kafka/wire.py), or it would still be
+            # listed until its session timed out.
+            group = mesh.names.detector_group("echo")
+            stop(run.instances["a"])
+            left = group_members(info.bootstrap, group, login=client_security(admin))
+            if left:
+                failures.append(f"{', '.join(sorted(left))} stayed in {group} after its stop")
             headers = [h for _, h in run.dead_letters.letters]
             texts = {"the detector's log": run.instances["a"].log_text(),
                      "its status file": status.read_text() if status.exists() else "",

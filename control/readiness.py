@@ -163,11 +163,22 @@ class _Cluster:
         producer.flush(30)
 
 
-def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> bool:
-    """Probe the mesh until ingest routes and every running detector has read a probe; say how
-    long each took, or what is still not ready after ``timeout_s``. True when ready."""
+#: Where `mesh up`'s user looks when something is not ready ({service}: ingest or a detector).
+LOCAL_LOOK = "see `mesh status` and `mesh logs {service}`"
+
+
+def wait_until_ready(
+    settings: Settings,
+    timeout_s: float,
+    say: Say = print,
+    readers: list[Reader] | None = None,
+    look: str = LOCAL_LOOK,
+) -> bool:
+    """Probe the mesh until ingest routes and every running detector (``readers``; by default
+    the deployed ones) has read a probe; say how long each took, or what is still not ready
+    after ``timeout_s`` and where to ``look``. True when ready."""
     started = time.monotonic()
-    readers = running_readers(settings)
+    readers = running_readers(settings) if readers is None else readers
     types = tuple(sorted({t for r in readers for t in r.inputs})) or (DEFAULT_TYPE,)
     routed_topics = tuple(TopicNames.of(settings).records(t) for t in types)
     cluster = _Cluster(settings)
@@ -202,12 +213,12 @@ def wait_until_ready(settings: Settings, timeout_s: float, say: Say = print) -> 
     finally:
         cluster.close()
     if routed_after is None:
-        say(f"not ready: ingest routed no probe record in {timeout_s:.0f} s; see `mesh status` "
-            "and `mesh logs ingest`")  # fmt: skip
+        say(f"not ready: ingest routed no probe record in {timeout_s:.0f} s; "
+            f"{look.format(service='ingest')}")  # fmt: skip
     else:
         late = ", ".join(sorted(waiting))
-        say(f"not ready: ingest routes, but {late} read no probe in {timeout_s:.0f} s; see "
-            "`mesh status` and `mesh logs <detector>`")  # fmt: skip
+        say(f"not ready: ingest routes, but {late} read no probe in {timeout_s:.0f} s; "
+            f"{look.format(service='<detector>')}")  # fmt: skip
     return False
 
 

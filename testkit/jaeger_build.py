@@ -48,8 +48,8 @@ class BackgroundBuild:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> BackgroundBuild:
-        """The build for ``settings``' cache, its log beside the binaries (.cache/jaeger/)."""
-        return cls(settings, settings.cache / "jaeger" / "build.log")
+        """The build for ``settings``' build cache, its log beside the binaries (jaeger/)."""
+        return cls(settings, settings.build_cache / "jaeger" / "build.log")
 
     def start(self) -> bool:
         """Start the build unless Jaeger is installed; whether a build was started."""

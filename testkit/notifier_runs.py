@@ -103,12 +103,21 @@ def book_entries(settings: Settings, topic: str) -> dict[str, dict[str, Any]]:
 class NotifierProcess:
     """One notifier instance as a subprocess, on the private mesh ``env`` describes."""
 
-    def __init__(self, env: dict[str, str], rules: Path, log_path: Path, status: Path) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        rules: Path,
+        log_path: Path,
+        status: Path,
+        instance_id: str | None = None,
+    ) -> None:
+        """``instance_id``: a name that outlives the process (a static group member)."""
         self.log_path, self.status_path = log_path, status
         self._log = log_path.open("ab")
+        named = ["--instance-id", instance_id] if instance_id else []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "services.notifier", "--rules", str(rules),
-             "--status-file", str(status)],
+             "--status-file", str(status), *named],
             cwd=PROJECT_ROOT, env={**os.environ, **env}, stdout=self._log,
             stderr=subprocess.STDOUT,
         )  # fmt: skip

@@ -1,15 +1,20 @@
 """``mesh compose up|down|ps``: the whole mesh in containers (infra/compose), checked first.
 
 Same services, topics and settings as the embedded mesh; see :mod:`hosting.containers.compose`
-for what is checked before anything starts and how a failed start is undone.
+for what is checked before anything starts and how a failed start is undone. ``up`` returns once
+the mesh can alert, as `mesh up` does (:mod:`control.compose_readiness`), unless ``--no-wait``.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from control.cli.arguments import positive_seconds
+from control.compose_readiness import compose_readers, compose_settings
+from control.readiness import wait_until_ready
 from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
 from hosting.containers.stack import SwarmStack
 from shared.errors import ConfigError
@@ -25,8 +30,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
-    up = actions.add_parser("up", help="check, start and wait until every service is healthy")
-    up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait (300)")
+    up = actions.add_parser(
+        "up", help="check, start, wait until every service is healthy and the mesh can alert"
+    )
+    up.add_argument("--timeout", type=float, default=300.0,
+                    help="seconds to wait for healthy containers (300)")  # fmt: skip
+    up.add_argument(
+        "--no-wait", dest="wait", action="store_false",
+        help="return once the containers are healthy, without waiting until the mesh can alert",
+    )  # fmt: skip
+    up.add_argument(
+        "--wait-timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
+        help="the longest to wait after that until the mesh can alert (default 300; then exit 1)",
+    )  # fmt: skip
     up.add_argument(
         "--file", "-f", action="append", type=Path, default=[],
         help="an override file on top of infra/compose/docker-compose.yml (repeatable), e.g. "
@@ -64,8 +80,20 @@ def _mesh(swarm: bool, files: list[Path] | None = None) -> ComposeMesh:
 def run_up(args: argparse.Namespace, settings: Settings) -> int:
     if args.timeout <= 0:
         raise ConfigError("--timeout must be more than 0 seconds")
-    for state in _mesh(args.swarm, args.file).up(args.timeout):
+    started = time.monotonic()
+    mesh = _mesh(args.swarm, args.file)
+    for state in mesh.up(args.timeout):
         print(state.line())
+    if not args.wait:
+        return 0
+    target = compose_settings(settings, mesh.values)
+    look = (f"see `mesh compose ps{' --swarm' if args.swarm else ''}` and the {{service}} "
+            "container's log (docker logs)")  # fmt: skip
+    if not wait_until_ready(target, args.wait_timeout, readers=compose_readers(mesh.config(),
+                            target), look=look):  # fmt: skip
+        return 1
+    print(f"{mesh.project}: ready to alert {time.monotonic() - started:.0f} s after "
+          "`mesh compose up` started")  # fmt: skip
     return 0
 
 

@@ -12,6 +12,7 @@ from control.deploy.registry import Deployment
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.groups import delete_group, delete_topic
 from shared.kafka.security import client_security
+from shared.kafka.static_membership import SESSION_TIMEOUT_MS
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -23,6 +24,9 @@ def remove_shadow(settings: Settings, deployment: Deployment) -> list[Started]:
                if (info := replica.stop()) is not None]  # fmt: skip
     names, login = TopicNames.of(settings), client_security(settings)
     bootstrap = resolve_bootstrap(settings)
-    delete_group(bootstrap, names.shadow_group(deployment.name), login)
+    # A shadow replica that died rather than stopped stays a (static) member until its session
+    # ends; the group can be deleted only after that.
+    patience = SESSION_TIMEOUT_MS["detector"] / 1000 + 5
+    delete_group(bootstrap, names.shadow_group(deployment.name), login, timeout=patience)
     delete_topic(bootstrap, names.shadow_changelog(deployment.name), login)
     return stopped

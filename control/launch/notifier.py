@@ -34,8 +34,10 @@ def notifier_process(settings: Settings) -> LocalProcess:
 def start_notifier(
     settings: Settings, extra_env: dict[str, str] | None = None
 ) -> tuple[ProcessInfo, bool]:
-    """Start the notifier against the mesh's Kafka (no-op if it runs); (supervisor, started)."""
-    command = [sys.executable, "-m", "services.notifier"]
+    """Start the notifier against the mesh's Kafka (no-op if it runs); (supervisor, started).
+    Its name outlives each process, so a restart takes its partitions back at once (a static
+    group member, shared/kafka/static_membership.py)."""
+    command = [sys.executable, "-m", "services.notifier", "--instance-id", NOTIFIER]
     return start_supervised(notifier_process(settings), command,
                             service_env(settings, extra_env),
                             child_status=notifier_status_file(settings.home))  # fmt: skip

@@ -24,7 +24,7 @@ import http.client
 import json
 from pathlib import Path
 
-from hosting.servers.jaeger_install import installed
+from hosting.servers.jaeger_install import binary_path, installed
 from hosting.servers.local_server import LocalServer
 from hosting.servers.ports import first_free
 from shared.endpoints import TRACE_BACKEND, BackendInfo, local_trace_backend, trace_backend_file
@@ -105,7 +105,7 @@ class LocalJaeger(LocalServer[BackendInfo]):
         if binary is None:
             raise BackendError(
                 "Jaeger is not installed: run `python -m hosting.servers.jaeger_install` "
-                "(builds it with Go into .cache/jaeger/)"
+                f"(builds it with Go into {binary_path(self.settings).parent})"
             )
         otlp_port = first_free(HOST, self.otlp_port)
         ui_port = first_free(HOST, self.ui_port, avoid={otlp_port})

@@ -2,10 +2,12 @@
 
 Jaeger v2 (an OpenTelemetry Collector distribution that receives OTLP natively) is built from its
 Go module, fetched through the Go module proxy, at the pinned :data:`VERSION` (the module's tags
-are ``v1.x`` for the ``v2`` binary line). Everything lands under ``settings.cache`` (``.cache/``,
-git-ignored): the binary in ``jaeger/<version>/jaeger``, Go's module and build caches in
-``go/``, so nothing is written outside the project and a rebuild after a version bump reuses what
-it can. Skipped when the binary is there already.
+are ``v1.x`` for the ``v2`` binary line). Everything lands under ``settings.build_cache``
+(``~/.cache/detector-mesh``, per user like pip's and Maven's caches; ``MESH_BUILD_CACHE`` moves
+it): the binary in ``jaeger/<version>/jaeger``, Go's module and build caches in ``go/``. Nothing in
+it depends on the checkout, so a second clone finds the binary (the build took ~8 min of the
+first clone's `make images` and `make test`), and a rebuild after a version bump reuses what it
+can. Skipped when the binary is there already.
 
 Why not ``go install github.com/jaegertracing/jaeger/cmd/jaeger@<version>``: Jaeger's ``go.mod``
 has ``replace`` directives, which ``go install pkg@version`` refuses. So the module is downloaded
@@ -77,7 +79,7 @@ class JaegerInstallError(MeshError):
 
 def binary_path(settings: Settings, version: str = VERSION) -> Path:
     """Where the Jaeger binary of ``version`` is (or will be) installed."""
-    return settings.cache / "jaeger" / version / "jaeger"
+    return settings.build_cache / "jaeger" / version / "jaeger"
 
 
 def installed(settings: Settings, version: str = VERSION) -> Path | None:
@@ -87,9 +89,10 @@ def installed(settings: Settings, version: str = VERSION) -> Path | None:
 
 
 def go_env(settings: Settings, version: str = VERSION) -> dict[str, str]:
-    """The environment for Go: every path of Go's under ``settings.cache``, the local toolchain
-    only (no toolchain download), a module cache we can delete (``-modcacherw``), no cgo."""
-    go_root = settings.cache / "go"
+    """The environment for Go: every path of Go's under ``settings.build_cache``, the local
+    toolchain only (no toolchain download), a module cache we can delete (``-modcacherw``), no
+    cgo."""
+    go_root = settings.build_cache / "go"
     return {
         **os.environ,
         "GOBIN": str(binary_path(settings, version).parent),

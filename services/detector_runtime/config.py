@@ -74,6 +74,10 @@ class RuntimeConfig:
     topics: Topics
     group_id: str
     instance_id: str
+    #: The instance has a name that outlives its process (``--instance-id``, as the deploy
+    #: backends give each replica): it is a static group member under that name, and a restart
+    #: takes its partitions back at once (shared/kafka/static_membership.py).
+    static_member: bool = False
     #: Records per consume() call.
     batch_size: int = 2000
     #: How long to wait to fill a batch once a first record is in; 0 (the default) takes only what

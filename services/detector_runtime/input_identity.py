@@ -148,6 +148,10 @@ class InputWatch:
         self._status = status
         self._paused: set[str] = set()
 
+    def use(self, consumer: Any, committer: Any) -> None:
+        """Act on a new consumer from now on (one that joined again after a fencing)."""
+        self._consumer, self._committer = consumer, committer
+
     def due(self) -> bool:
         return self.identity.due()
 

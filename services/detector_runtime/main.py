@@ -69,7 +69,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dlq-topic", help="default <prefix>detectors.dlq")
     p.add_argument("--changelog-topic", help="default <prefix>detector.<name>.changelog")
     p.add_argument("--group", help="consumer group (default <prefix>detector.<name>)")
-    p.add_argument("--instance-id", help="default <name>-<host>-<pid>-<random>")
+    p.add_argument("--instance-id", help="a name that outlives the process: a static group "
+                   "member that takes its partitions back at once after a restart (default "
+                   "<name>-<host>-<pid>-<random>, a dynamic member)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=2000)
     p.add_argument(
         "--commit-interval-ms",
@@ -132,6 +134,7 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
         topics=topics,
         group_id=args.group or TopicNames(args.topic_prefix or "").detector_group(detector.name),
         instance_id=args.instance_id or new_instance_id(detector.name),
+        static_member=bool(args.instance_id),
         batch_size=args.batch_size,
         batch_wait_s=manifest.batch_wait_ms / 1000,
         commit_interval_s=args.commit_interval_ms / 1000,

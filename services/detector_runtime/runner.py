@@ -23,13 +23,14 @@ and, when the manifest starts at a time, assign never-committed partitions there
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from services.detector_runtime.changelog import (
@@ -65,6 +66,12 @@ from shared.dead_letters import (
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.config import admin_config, consumer_config, producer_config
+from shared.kafka.static_membership import (
+    ConsumerFenced,
+    is_fatal,
+    leave,
+    static_member_settings,
+)
 from shared.lineage import lineage_headers
 from shared.metrics import instance_id
 from shared.settings import Settings
@@ -115,6 +122,9 @@ class Runner:
                 "client.id": config.instance_id,
                 "auto.offset.reset": auto_offset_reset(config.manifest),
                 "max.poll.interval.ms": config.max_poll_interval_ms,
+                **static_member_settings(
+                    "detector", config.instance_id if config.static_member else None
+                ),
                 # Co-partitioned inputs must be assigned together (partition p of each to
                 # one instance); the range assignor guarantees that, sticky does not.
                 "partition.assignment.strategy": (
@@ -133,6 +143,7 @@ class Runner:
             "stats_cb": self._on_stats,
         }
         self._cooperative = is_cooperative(client_settings)
+        self._client_settings = client_settings
         self._consumer = Consumer(client_settings)
         self._committer = OffsetCommitter(self._consumer)
         # Alerts and dead letters go out at once; state changelogs and metric snapshots wait
@@ -196,9 +207,7 @@ class Runner:
         """Process until stopped (or ``max_batches`` / ``stop_when``, for tests and benchmarks);
         leaves the group cleanly on the way out."""
         topics = list(self._topic_types)
-        self._consumer.subscribe(
-            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
-        )
+        self._subscribe(topics)
         log.info(
             "instance %s of %s %s: group %s, inputs %s, start %s where nothing is committed",
             self.config.instance_id,
@@ -216,15 +225,20 @@ class Runner:
         completed = False
         try:
             while not self._stop and (max_batches is None or batches < max_batches):
-                messages = self._next_batch()
-                self._committer.retry_owned()
-                if messages:
-                    self.process_batch(messages)
-                    batches += 1
-                    if stop_when is not None and stop_when(self.counters):
-                        break
-                else:
-                    self._commit_if_due()  # the last records before a pause
+                try:
+                    messages = self._next_batch()
+                    self._committer.retry_owned()
+                    if messages:
+                        self.process_batch(messages)
+                        batches += 1
+                        if stop_when is not None and stop_when(self.counters):
+                            break
+                    else:
+                        self._commit_if_due()  # the last records before a pause
+                except (KafkaException, ConsumerFenced) as error:
+                    if not (self.config.static_member and is_fatal(error)):
+                        raise
+                    self._join_again(topics, error)
                 self._maybe_log()
                 if self._inputs.due():
                     self._inputs.check()
@@ -235,6 +249,31 @@ class Runner:
             # Not `except BaseException`: a failing assign inside a rebalance callback reaches
             # here as a KafkaError, which confluent-kafka raises although it is no exception.
             self._finish(None if completed else sys.exc_info()[1])
+
+    def _subscribe(self, topics: list[str]) -> None:
+        self._consumer.subscribe(
+            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+
+    def _join_again(self, topics: list[str], error: object) -> None:
+        """A static member fenced by its own return: the broker was away for longer than the
+        session timeout, librdkafka joined again under a new member id, and a request that
+        still carried the old one was refused (FENCED_INSTANCE_ID, which librdkafka makes fatal:
+        librdkafka #3437). The consumer can do nothing more and its partitions are gone (lost);
+        a new one with the same settings and name joins as the old one did, so the instance
+        resumes by itself, from the group's commits, as a dynamic member does after an outage."""
+        log.warning("consumer fenced after the group lost track of it (%s): joining again", error)
+        old = self._consumer
+        with contextlib.suppress(KafkaException, RuntimeError):
+            lost = old.assignment()
+            if lost:
+                self._on_lost(old, lost)
+        with contextlib.suppress(KafkaException, RuntimeError):
+            old.close()
+        self._consumer = Consumer(self._client_settings)
+        self._committer = OffsetCommitter(self._consumer)
+        self._inputs.use(self._consumer, self._committer)
+        self._subscribe(topics)
 
     def _next_batch(self) -> list[Any]:
         """The records to process next, without holding a lone record back for company.
@@ -256,9 +295,14 @@ class Runner:
         return messages
 
     def _finish(self, error: object) -> None:
-        """Leave the group, then record how the instance ended (``failed`` if either failed)."""
+        """Leave the group, then record how the instance ended (``failed`` if either failed).
+
+        A static member leaves only when it stops cleanly: one that failed is restarted by its
+        supervisor under the same name and takes its partitions back without a rebalance."""
         try:
             self._close()
+            if error is None:
+                leave(self._client_settings)
         except BaseException as exc:
             error = error if error is not None else exc
             raise
@@ -343,8 +387,8 @@ class Runner:
         for index, message in enumerate(messages):
             err = message.error()
             if err is not None:
-                if err.fatal():
-                    raise RuntimeError(f"fatal consumer error: {err}")
+                if err.fatal() or err.code() == KafkaError._FATAL:
+                    raise ConsumerFenced(f"fatal consumer error: {err}")
                 log.warning("consumer error: %s", err)
                 continue
             topic, partition, offset = message.topic(), message.partition(), message.offset()

@@ -23,6 +23,7 @@ from shared.errors import ConfigError, MeshError
 from shared.kafka.changelog import ensure_changelog
 from shared.kafka.config import admin_config
 from shared.kafka.security import unanswered
+from shared.kafka.static_membership import ConsumerFenced
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import NOTIFIER as NAME
@@ -37,7 +38,9 @@ def parser() -> argparse.ArgumentParser:
     p = ServiceArgumentParser(prog="python -m services.notifier", description=about)
     p.add_argument("--rules", type=Path, help="routing file (default MESH_NOTIFIER_RULES)")
     p.add_argument("--status-file", type=Path, help=f"default $MESH_HOME/{NAME}/status.json")
-    p.add_argument("--instance-id", help="default notifier@<host>:<pid>:<start ms>")
+    p.add_argument("--instance-id", help="a name that outlives the process: a static group "
+                   "member that takes its partitions back at once after a restart (default "
+                   "notifier@<host>:<pid>:<start ms>, a dynamic member)")  # fmt: skip
     return p
 
 
@@ -70,6 +73,7 @@ def run(
     from shared.avro import load_catalogue
     from shared.tracing import setup_tracing, shutdown
 
+    named = instance is not None  # a name that outlives the process: a static member
     instance = instance or instance_id(NAME)
     admin = AdminClient(admin_config(settings, log_level=2))  # the one line below says it all
     try:
@@ -94,13 +98,15 @@ def run(
     status_file = status_file or notifier_status_file(settings.home)
     catalogue = load_catalogue(settings.schemas_dir)
     notifier = Notifier(settings, config, routing, instance, catalogue, tracing, registry,
-                        status_file)  # fmt: skip
+                        status_file, static_member=named)  # fmt: skip
     reporter.start()
     log.info("%s delivering %s to %s", instance, config.names.alerts,
              ", ".join(routing.channels))  # fmt: skip
     try:
         notifier.run(stopping)
-    except OutputError as error:
+    except (OutputError, ConsumerFenced) as error:
+        # A fenced consumer (shared/kafka/static_membership.py): the supervisor starts a new
+        # process, which joins under the same name and takes the partitions back.
         log.error("%s", error)
         notifier.figures.last_error = str(error)
         notifier.figures.write(instance, "failed", force=True)

@@ -48,6 +48,12 @@ from services.notifier.restore import restore_books
 from services.notifier.rules import Routing
 from shared.avro import AvroDeserializer, Catalogue, DecodeError
 from shared.kafka.config import consumer_config
+from shared.kafka.static_membership import (
+    ConsumerFenced,
+    is_fatal,
+    leave,
+    static_member_settings,
+)
 from shared.lineage import SOURCE_TIMESTAMP_HTTP_HEADER, source_timestamp_ms
 from shared.metrics import MetricRegistry
 from shared.settings import Settings
@@ -83,7 +89,11 @@ class Notifier:
         tracing: Tracing,
         registry: MetricRegistry,
         status_file: Path,
+        *,
+        static_member: bool = False,
     ) -> None:
+        """``static_member``: ``instance_id`` outlives the process (``--instance-id``), so a
+        restarted notifier takes its partitions back at once (shared/kafka/static_membership.py)."""
         self.settings, self.config, self.routing = settings, config, routing
         self.instance_id = instance_id
         self.names = config.names
@@ -96,16 +106,19 @@ class Notifier:
         self._in_flight: dict[str, _Attempt] = {}
         self._rotation = 0
         self._expired_at = time.monotonic()
-        self._consumer = Consumer(
-            consumer_config(settings, self.names.notifier_group,
-                            **{"client.id": instance_id, "max.poll.interval.ms": 300_000})
+        self._client_settings = consumer_config(
+            settings, self.names.notifier_group,
+            **{"client.id": instance_id, "max.poll.interval.ms": 300_000,
+               **static_member_settings("notifier", instance_id if static_member else None)},
         )  # fmt: skip
+        self._consumer = Consumer(self._client_settings)
 
     # ------------------------------------------------------------------ running
     def run(self, stopping: threading.Event) -> None:
         """Rounds until ``stopping`` is set; then the attempts in flight get DRAIN_S to end."""
         self._consumer.subscribe([self.names.alerts], on_assign=self._assigned,
                                  on_revoke=self._revoked, on_lost=self._revoked)  # fmt: skip
+        stopped = False
         try:
             while not stopping.is_set():
                 self.round()
@@ -113,9 +126,12 @@ class Notifier:
             self._write_changes(self.books)
             self.outputs.settle()
             self.figures.write(self.instance_id, "stopped", force=True)
+            stopped = True
         finally:
-            self._consumer.close()  # leaves the group: the revoke callback writes what is left
+            self._consumer.close()  # the revoke callback writes what is left
             self.dispatcher.close(wait=False)
+        if stopped:  # a static member leaves only when it stops cleanly (static_membership.py)
+            leave(self._client_settings)
 
     def round(self) -> None:
         """One round. With attempts in flight it does not sit in the consumer: it takes what
@@ -137,6 +153,8 @@ class Notifier:
         ends: dict[int, int] = {}
         for message in messages:
             if message.error() is not None:
+                if is_fatal(message.error()):  # fenced: only a new process can join again
+                    raise ConsumerFenced(f"the alerts consumer is unusable: {message.error()}")
                 log.warning("alerts consumer: %s", message.error())
                 continue
             partition = message.partition()

@@ -5,7 +5,7 @@ group exactly where the live group is, and to leave nothing behind when it is ab
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -52,10 +52,13 @@ def set_group_offsets(
 def delete_group(
     bootstrap: str, group: str, login: Mapping[str, Any] | None = None, timeout: float = 10.0
 ) -> bool:
-    """Delete ``group`` (it must have no member); False when there was no such group."""
+    """Delete ``group`` once it has no member; False when there was no such group. A member that
+    died without leaving (a static one killed) is waited for until ``timeout``: its session
+    ends it."""
     return _request(bootstrap, login, timeout, f"delete group {group}",
                     lambda admin, t: admin.delete_consumer_groups([group], request_timeout=t),
-                    absent=KafkaError.GROUP_ID_NOT_FOUND)  # fmt: skip
+                    absent=KafkaError.GROUP_ID_NOT_FOUND,
+                    transient={KafkaError.NON_EMPTY_GROUP})  # fmt: skip
 
 
 def delete_topic(
@@ -74,6 +77,7 @@ def _request(
     what: str,
     send: Request,
     absent: int | None = None,
+    transient: Collection[int] = (),
 ) -> bool:
     """Send an admin request until it is answered for good within ``timeout``: True when done,
     False when it failed only because the thing was not there (``absent``, a KafkaError code), a
@@ -95,6 +99,8 @@ def _request(
             code = error.args[0].code() if error.args else None
             if absent is not None and code == absent:
                 return False
-            if code not in _TRANSIENT or time.monotonic() + _RETRY_S > deadline:
+            if (code not in _TRANSIENT and code not in transient) or (
+                time.monotonic() + _RETRY_S > deadline
+            ):
                 raise MeshError(f"cannot {what}: {error}") from None
         time.sleep(_RETRY_S)

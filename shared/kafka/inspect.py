@@ -109,6 +109,16 @@ def consumer_groups(
     return sorted(g.group_id for g in result.valid)
 
 
+def group_members(
+    bootstrap: str, group: str, timeout: float = 10.0, login: Mapping[str, Any] | None = None
+) -> set[str]:
+    """Who is in ``group`` now, as the coordinator sees it: each member's ``group.instance.id``
+    (a static member) or client id; a member that died stays here until its session expires."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
+    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
+    return {m.group_instance_id or m.client_id for m in future.result(timeout=timeout + 5).members}
+
+
 def group_lag(
     bootstrap: str,
     group: str,

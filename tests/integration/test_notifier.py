@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 from polling import wait_for
 
+from shared.kafka.inspect import group_members
+from shared.topic_names import TopicNames
 from shared.tracing.jaeger_api import get_trace
+from testkit.group_generations import group_generations
 from testkit.notifier_runs import (
     NotifierProcess,
     alert,
@@ -37,11 +40,11 @@ def _rules(tmp_path: Path, receiver: WebhookReceiver, body: str) -> Path:
 
 
 def _notifier(  # type: ignore[no-untyped-def]
-    private_mesh, tmp_path: Path, rules: Path, n: int = 1, env=None, status=None
+    private_mesh, tmp_path: Path, rules: Path, n: int = 1, env=None, status=None, name=None
 ) -> NotifierProcess:
     return NotifierProcess({**private_mesh.env, **(env or {})}, rules,
                            tmp_path / f"notifier-{n}.log",
-                           status or tmp_path / "notifier-status.json")  # fmt: skip
+                           status or tmp_path / "notifier-status.json", name)  # fmt: skip
 
 
 ONE_WEBHOOK_AND_A_FILE = """
@@ -279,3 +282,60 @@ def test_two_instances_share_the_alerts_and_deliver_each_once(private_mesh, tmp_
     assert one["delivered"]["team"] > 0 and two["delivered"]["team"] > 0
     assert one["delivered"]["team"] + two["delivered"]["team"] == 200
     assert set(one["partitions"]).isdisjoint(two["partitions"])
+
+
+def test_a_named_notifier_killed_and_started_again_takes_its_partitions_back_without_a_rebalance(
+    private_mesh, tmp_path
+):  # type: ignore[no-untyped-def]
+    """Static membership (issue 34): the restarted instance, under the same --instance-id,
+    replaces the killed member at once; the group's generation shows no rebalance, which a
+    dynamic member's restart causes once the dead one's session expired."""
+    settings, alerts = private_mesh.settings, private_mesh.topic("alerts")
+    group = TopicNames.of(settings).notifier_group
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, ONE_WEBHOOK_AND_A_FILE)
+        first = _notifier(private_mesh, tmp_path, rules, name="notifier-static")
+        try:
+            produce_alerts(settings, alerts, [alert("before")])
+            first.status(lambda s: s["delivered"].get("team") == 1 and len(s["partitions"]) == 8)
+            before = wait_for(lambda: group_generations(settings.bootstrap_servers, [group]),
+                              30, "the group's generation")[group]  # fmt: skip
+        finally:
+            first.kill()
+        killed = time.monotonic()
+        produce_alerts(settings, alerts, [alert("after")])
+        second = _notifier(private_mesh, tmp_path, rules, 2, name="notifier-static")
+        try:
+            second.status(lambda s: s["delivered"].get("team") == 1)
+            back_in = time.monotonic() - killed
+            after = group_generations(settings.bootstrap_servers, [group])[group]
+        finally:
+            assert second.stop() == 0
+        tries = dict(receiver.received.tries)
+    print(f"kill -9 -> first delivery again: {back_in:.1f} s")  # docs/notifier.md's figure
+    assert tries == {"before": 1, "after": 1}, tries
+    assert after == before, "the restart rebalanced the group: the member was not static"
+
+
+def test_a_named_notifier_that_stops_leaves_its_group_at_once(private_mesh, tmp_path):  # type: ignore[no-untyped-def]
+    """A static member sends no LeaveGroup when it closes; the notifier sends it itself, so the
+    other instance has every partition right after the stop, not a session timeout later."""
+    settings = private_mesh.settings
+    group = TopicNames.of(settings).notifier_group
+    with WebhookReceiver() as receiver:
+        rules = _rules(tmp_path, receiver, ONE_WEBHOOK_AND_A_FILE)
+        first = _notifier(private_mesh, tmp_path, rules, 1, status=tmp_path / "first.json",
+                          name="notifier-a")  # fmt: skip
+        second = _notifier(private_mesh, tmp_path, rules, 2, status=tmp_path / "second.json",
+                           name="notifier-b")  # fmt: skip
+        try:
+            first.status(lambda s: len(s["partitions"]) > 0)
+            second.status(lambda s: len(s["partitions"]) > 0)
+            assert group_members(settings.bootstrap_servers, group) == {"notifier-a", "notifier-b"}
+            assert first.stop() == 0
+            members = group_members(settings.bootstrap_servers, group)
+            second.status(lambda s: len(s["partitions"]) == 8)
+        finally:
+            first.stop()
+            assert second.stop() == 0
+    assert members == {"notifier-b"}, "the stopped static member stayed in the group"

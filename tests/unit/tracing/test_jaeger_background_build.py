@@ -43,7 +43,7 @@ class SlowGo:
 def test_a_second_install_started_during_a_build_waits_for_it_and_builds_nothing(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(cache=tmp_path)
+    settings = Settings(cache=tmp_path, build_cache=tmp_path)
     go = SlowGo(tmp_path / "src")
     results: list[Path] = []
     first = threading.Thread(
@@ -72,7 +72,7 @@ def test_the_idle_flag_puts_the_build_in_the_idle_scheduling_class() -> None:
 
 
 def test_an_installed_jaeger_starts_no_background_build(tmp_path: Path) -> None:
-    settings = Settings(cache=tmp_path)
+    settings = Settings(cache=tmp_path, build_cache=tmp_path)
     binary = binary_path(settings)
     binary.parent.mkdir(parents=True)
     binary.write_text("#!/bin/sh\n")
@@ -85,7 +85,7 @@ def test_an_installed_jaeger_starts_no_background_build(tmp_path: Path) -> None:
 
 
 def test_stopping_a_running_build_ends_its_whole_process_group(tmp_path: Path) -> None:
-    build = BackgroundBuild(Settings(cache=tmp_path), tmp_path / "build.log")
+    build = BackgroundBuild(Settings(cache=tmp_path, build_cache=tmp_path), tmp_path / "build.log")
     # A stand-in for the installer and Go's compiler under it: a shell with a child.
     build._process = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], process_group=0)
     group = build._process.pid

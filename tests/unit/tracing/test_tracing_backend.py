@@ -162,7 +162,7 @@ def _done(stdout: str = "", stderr: str = "", code: int = 0) -> subprocess.Compl
 
 
 def test_install_builds_the_module_from_its_folder_into_the_cache(tmp_path: Path) -> None:
-    settings = Settings(cache=tmp_path)
+    settings = Settings(cache=tmp_path, build_cache=tmp_path)
     go = FakeGo(tmp_path / "src", _done(json.dumps({"Dir": str(tmp_path / "src")})))
 
     path = install(settings, run=go, which=lambda _: "/usr/bin/go")
@@ -179,7 +179,7 @@ def test_install_builds_the_module_from_its_folder_into_the_cache(tmp_path: Path
 
 
 def test_go_environment_keeps_every_go_folder_in_the_cache(tmp_path: Path) -> None:
-    env = jaeger_install.go_env(Settings(cache=tmp_path))
+    env = jaeger_install.go_env(Settings(cache=tmp_path, build_cache=tmp_path))
 
     for name in ("GOBIN", "GOPATH", "GOCACHE", "GOMODCACHE"):
         assert Path(env[name]).is_relative_to(tmp_path), name
@@ -190,7 +190,7 @@ def test_missing_go_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(jaeger_install, "GO_FALLBACK", tmp_path / "no-go")
 
     with pytest.raises(JaegerInstallError, match=r"install Go 1\.24 or newer"):
-        install(Settings(cache=tmp_path), which=lambda _: None)
+        install(Settings(cache=tmp_path, build_cache=tmp_path), which=lambda _: None)
 
 
 def test_unreachable_module_proxy_is_one_clear_line(tmp_path: Path) -> None:
@@ -203,7 +203,8 @@ def test_unreachable_module_proxy_is_one_clear_line(tmp_path: Path) -> None:
     go = FakeGo(tmp_path, failed)
 
     with pytest.raises(JaegerInstallError, match="cannot reach the Go module proxy") as error:
-        install(Settings(cache=tmp_path), run=go, which=lambda _: "/usr/bin/go")
+        settings = Settings(cache=tmp_path, build_cache=tmp_path)
+        install(settings, run=go, which=lambda _: "/usr/bin/go")
 
     assert "\n" not in str(error.value)
-    assert installed(Settings(cache=tmp_path)) is None
+    assert installed(Settings(cache=tmp_path, build_cache=tmp_path)) is None

@@ -1,0 +1,132 @@
+"""Static group membership (KIP-345): a restarted instance takes its partitions back at once.
+
+A consumer that dies (``kill -9``, an OOM kill, a crashed container) stays a member of its group
+until its session times out: the broker waits for it before it hands its partitions to anyone,
+the instance that replaces it included. With librdkafka's 45 s default, a killed notifier
+delivered nothing for 53 s although its supervisor started it again within 5 s (issue 34). A
+*static* member has a ``group.instance.id`` that outlives the process: when an instance with the
+same id joins again, the broker gives it the dead one's partitions without a rebalance and
+without waiting. The id is the replica's name (``detector-<name>-r<release>-<i>``, a container's
+name, ``notifier-0``), stable across restarts and different for two replicas that run at once;
+the rollout's new replicas have a new release number, so they never fence the old ones.
+
+The price: a static member sends no LeaveGroup when it closes, so one that stops for good (a
+scale-down, a rollout's old replica, ``mesh down``) would hold its partitions until the session
+timeout. :func:`leave` sends that LeaveGroup itself after the consumer closed
+(:mod:`shared.kafka.wire`), so a graceful stop still hands the partitions over at once.
+
+A member whose *own* session expired (the broker away for longer than the timeout) joins again
+under a new member id, and a request that still carries the old one is refused with
+FENCED_INSTANCE_ID, which librdkafka makes a fatal error (librdkafka #3437, open): the consumer can
+do nothing more. :func:`is_fatal` tells that error; the detector runtime then joins again with a
+new consumer, the notifier exits for its supervisor to start it again.
+
+Session timeouts, per service (:data:`SESSION_TIMEOUT_MS`): how long the group waits for a
+member that went silent before it gives its partitions to the others. A restart within it brings
+the member back with no rebalance at all (3-5 s here: supervisor backoff, Python start, join; up
+to ~10 s on a loaded 2-core machine), so the timeout only bounds how long a replica that does not
+come back holds its share. 15 s covers a slow restart with room to spare and is a third of
+librdkafka's 45 s default; shorter would turn a slow restart into two rebalances (one when the
+session expires, one when the instance joins again). Detector replicas and the notifier are
+restarted the same way, so they share the value.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+
+from shared.errors import MeshError
+from shared.kafka.wire import Connection, WireError, string
+
+log = logging.getLogger(__name__)
+
+#: Per service: the group's patience with a silent member, in ms (see the module's docstring).
+SESSION_TIMEOUT_MS = {"detector": 15_000, "notifier": 15_000}
+FIND_COORDINATOR, LEAVE_GROUP = 10, 13
+#: Kafka's error codes that :func:`leave` reads.
+_NONE, _UNKNOWN_MEMBER_ID, _NOT_COORDINATOR = 0, 25, 16
+
+
+class ConsumerFenced(MeshError):
+    """A consumer's fatal error: it was fenced (see the module's docstring) and is unusable."""
+
+
+def is_fatal(error: object) -> bool:
+    """Whether ``error`` (a KafkaException, a KafkaError or :class:`ConsumerFenced`) says the
+    consumer is unusable. A fetched message's error says so by its code only (``_FATAL``)."""
+    if isinstance(error, ConsumerFenced):
+        return True
+    if isinstance(error, KafkaException) and error.args:
+        error = error.args[0]
+    return isinstance(error, KafkaError) and (error.fatal() or error.code() == KafkaError._FATAL)
+
+
+def static_member_settings(service: str, instance_id: str | None) -> dict[str, Any]:
+    """The consumer settings of a static member called ``instance_id`` of ``service``; none
+    (a dynamic member, librdkafka's defaults) when the instance has no stable name."""
+    if not instance_id:
+        return {}
+    session = SESSION_TIMEOUT_MS[service]
+    return {
+        "group.instance.id": instance_id,
+        "session.timeout.ms": session,
+        "heartbeat.interval.ms": session // 5,
+    }
+
+
+def leave(config: Mapping[str, Any], timeout: float = 5.0) -> bool:
+    """Take the static member of consumer ``config`` out of its group now (LeaveGroup v3 by
+    ``group.instance.id``), as a dynamic member leaves when it closes. True when it left or was
+    already gone; False (logged, never raised: the session timeout still ends it) otherwise."""
+    instance, group = config.get("group.instance.id"), config.get("group.id")
+    if not instance or not group:
+        return True
+    try:
+        return _leave(str(config["bootstrap.servers"]), config, str(group), str(instance), timeout)
+    except WireError as error:
+        log.warning("static member %s did not leave group %s at once (%s): its partitions "
+                    "move when its session times out", instance, group, error)  # fmt: skip
+        return False
+
+
+def _leave(
+    bootstrap: str, login: Mapping[str, Any], group: str, instance: str, timeout: float
+) -> bool:
+    host, port = _first_broker(bootstrap)
+    for _ in range(3):  # the coordinator may move between the two requests
+        with Connection(host, port, login, timeout) as any_broker:
+            answer = any_broker.request(FIND_COORDINATOR, 1, string(group) + b"\x00")
+        answer.int32()  # throttle time
+        code, message = answer.int16(), answer.string()
+        if code != _NONE:
+            raise WireError(f"no coordinator for group {group}: {message or f'error {code}'}")
+        answer.int32()  # node id
+        coordinator_host, coordinator_port = answer.string() or host, answer.int32()
+        body = string(group) + struct.pack(">i", 1) + string("") + string(instance)
+        with Connection(coordinator_host, coordinator_port, login, timeout) as coordinator:
+            reply = coordinator.request(LEAVE_GROUP, 3, body)
+        reply.int32()  # throttle time
+        code = reply.int16()
+        if code == _NOT_COORDINATOR:
+            continue
+        if code != _NONE:
+            raise WireError(f"LeaveGroup refused (error {code})")
+        for _member in range(reply.int32()):
+            reply.string(), reply.string()  # member id, group instance id
+            member_code = reply.int16()
+            if member_code not in (_NONE, _UNKNOWN_MEMBER_ID):
+                raise WireError(f"LeaveGroup refused for {instance} (error {member_code})")
+        return True
+    raise WireError(f"the coordinator of group {group} kept moving")
+
+
+def _first_broker(bootstrap: str) -> tuple[str, int]:
+    first = bootstrap.split(",")[0].strip()
+    first = first.split("://", 1)[-1]
+    host, _, port = first.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)
