@@ -45,6 +45,10 @@ CASES: dict[str, Case] = {
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
 COVERED_IN_SHORT = {
+    "detector_restart_in_place": (
+        "tests/integration/test_static_restart.py SIGKILLs a replica its real supervisor starts "
+        "again under its name and checks every record alerted and no rebalance"
+    ),
     "metrics_compacted": "aggregator_kill compacts its metrics topic and rebuilds too",
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "

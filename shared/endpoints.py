@@ -26,6 +26,7 @@ __all__ = [
     "BackendInfo",
     "NoBrokerError",
     "bootstrap_file",
+    "first_broker",
     "influx_url_file",
     "local_influx_url",
     "local_trace_backend",
@@ -72,6 +73,14 @@ def resolve_bootstrap(settings: Settings) -> str:
             "or set MESH_BOOTSTRAP_SERVERS=host:port"
         )
     return address
+
+
+def first_broker(bootstrap: str) -> tuple[str, int]:
+    """The host and port of a bootstrap list's first broker (``host:port``, ``[::1]:port`` or
+    ``PROTOCOL://host:port``); ValueError when it names no port."""
+    first = bootstrap.split(",")[0].strip().split("://", 1)[-1]
+    host, _, port = first.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def influx_url_file(home: Path) -> Path:

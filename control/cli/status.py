@@ -1,5 +1,7 @@
 """``mesh status``: every service of the local mesh, each detector replica, and the topics.
 
+Pointed at a container mesh's broker, the same for its containers (:mod:`control.compose_status`).
+
 Per detector: UP / PART / DOWN / STOPPED, replicas running, version, consumer lag of its group and
 records/s; per replica: pid, uptime, records/s, CPU seconds and resident memory (measured by the
 kernel, see :mod:`shared.process_usage`), restarts, and the last error. A detector whose replicas
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from control.autoscale.autoscaler import autoscaler_status_file
 from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
+from control.compose_status import ContainerMesh, container_mesh_of, print_container_mesh
 from control.deploy.autoscale_choice import effective_policy
 from control.deploy.backends import running_replicas, shadow_replicas
 from control.deploy.lifecycle import current_instances
@@ -69,6 +72,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
     _home_line(settings)
+    if settings.uses_external_kafka:
+        containers = container_mesh_of(settings.bootstrap_servers)
+        if containers is not None:
+            return _container_mesh_status(settings, containers)
     if not settings.uses_external_kafka:
         info = LocalBroker(settings).running()
         if info is None:
@@ -86,12 +93,28 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _detector_lines(settings, bootstrap)
     _latency_line(settings, bootstrap)
     _container_lines()
+    _topic_lines(settings, bootstrap)
+    return 0
+
+
+def _container_mesh_status(settings: Settings, containers: ContainerMesh) -> int:
+    """The container mesh whose broker ``settings`` name: its services' containers in the
+    lines the local services get, then the detectors deployed here, the tail and the topics."""
+    bootstrap = resolve_bootstrap(settings)
+    print_container_mesh(containers, lambda group, topics: _lag(settings, bootstrap, group, topics),
+                         print)  # fmt: skip
+    _detector_lines(settings, bootstrap)  # `mesh deploy --backend docker` beside it
+    _latency_line(settings, bootstrap)
+    _topic_lines(settings, bootstrap)
+    return 0
+
+
+def _topic_lines(settings: Settings, bootstrap: str) -> None:
     declared = [s.name for s in declared_topics(settings)]
     for view in topic_views(bootstrap, declared, login=client_security(settings)):
         print(
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
         )
-    return 0
 
 
 def _latency_line(settings: Settings, bootstrap: str) -> None:

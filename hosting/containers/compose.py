@@ -26,6 +26,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,13 @@ class ServiceState:
     health: str
     exit_code: int
     restarts: int
+    #: the service's ``mesh.role`` label (broker, ingest, detector, notifier, ...)
+    role: str = ""
+    #: when the container last started (seconds since the epoch); 0 when it never ran
+    started: float = 0.0
+    #: its command and environment, as the engine started it
+    command: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -294,7 +302,7 @@ def run_tool(
 
 def _state(service: str, container: Any) -> ServiceState:
     attrs = container.attrs
-    state = attrs["State"]
+    state, config = attrs["State"], attrs.get("Config") or {}
     return ServiceState(
         service=service,
         container=container.name,
@@ -302,7 +310,26 @@ def _state(service: str, container: Any) -> ServiceState:
         health=(state.get("Health") or {}).get("Status", ""),
         exit_code=int(state.get("ExitCode") or 0),
         restarts=int(attrs.get("RestartCount", 0)),
+        role=str((config.get("Labels") or {}).get("mesh.role", "")),
+        started=_epoch(str(state.get("StartedAt") or "")),
+        command=tuple(str(a) for a in config.get("Cmd") or ()),
+        environment=tuple(_pair(e) for e in config.get("Env") or () if "=" in e),
     )
+
+
+def _pair(variable: str) -> tuple[str, str]:
+    name, _, value = variable.partition("=")
+    return name, value
+
+
+def _epoch(stamp: str) -> float:
+    """The engine's RFC 3339 time (nanoseconds, ``Z``) in seconds since the epoch; 0 for the
+    zero time of a container that never started."""
+    if not stamp or stamp.startswith("0001-"):
+        return 0.0
+    head, _, fraction = stamp.rstrip("Z").partition(".")
+    moment = datetime.fromisoformat(head).replace(tzinfo=UTC)
+    return moment.timestamp() + float(f"0.{fraction or 0}")
 
 
 def _free(port: int) -> bool:

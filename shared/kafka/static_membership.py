@@ -40,6 +40,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
+from shared.endpoints import first_broker
 from shared.errors import MeshError
 from shared.kafka.wire import Connection, WireError, string
 
@@ -97,7 +98,7 @@ def leave(config: Mapping[str, Any], timeout: float = 5.0) -> bool:
 def _leave(
     bootstrap: str, login: Mapping[str, Any], group: str, instance: str, timeout: float
 ) -> bool:
-    host, port = _first_broker(bootstrap)
+    host, port = first_broker(bootstrap)
     for _ in range(3):  # the coordinator may move between the two requests
         with Connection(host, port, login, timeout) as any_broker:
             answer = any_broker.request(FIND_COORDINATOR, 1, string(group) + b"\x00")
@@ -123,10 +124,3 @@ def _leave(
                 raise WireError(f"LeaveGroup refused for {instance} (error {member_code})")
         return True
     raise WireError(f"the coordinator of group {group} kept moving")
-
-
-def _first_broker(bootstrap: str) -> tuple[str, int]:
-    first = bootstrap.split(",")[0].strip()
-    first = first.split("://", 1)[-1]
-    host, _, port = first.rpartition(":")
-    return host.strip("[]") or "127.0.0.1", int(port)

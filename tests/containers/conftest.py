@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("containers") is None:
             continue
         own = item.get_closest_marker("timeout")
-        longest = max(FIRST_BUILD_TIMEOUT_S, *(own.args[:1] if own else ()))
+        longest = max([FIRST_BUILD_TIMEOUT_S, *(own.args[:1] if own else ())])
         item.add_marker(pytest.mark.timeout(longest), append=False)
 
 
