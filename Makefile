@@ -41,7 +41,7 @@ jars: $(STAMP) ## Fetch Kafka, Spark connector and Avro jars from Maven Central 
 influxdb: $(STAMP) ## Install InfluxDB from Debian's packages if missing (needs root)
 	@$(BIN)/python -m hosting.servers.influx_install
 
-jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into .cache (once, ~5 min)
+jaeger: $(STAMP) ## Build the Jaeger v2 trace backend from the Go module proxy into ~/.cache/detector-mesh (once per user, ~8 min)
 	@$(BIN)/python -m hosting.servers.jaeger_install
 
 container-tools: $(STAMP) ## Install the Docker engine, docker-compose and debootstrap if missing (needs root)

@@ -7,7 +7,7 @@ delivered nothing for 53 s although its supervisor started it again within 5 s (
 *static* member has a ``group.instance.id`` that outlives the process: when an instance with the
 same id joins again, the broker gives it the dead one's partitions without a rebalance and
 without waiting. The id is the replica's name (``detector-<name>-r<release>-<i>``, a container's
-name, ``notifier-0``), stable across restarts and different for two replicas that run at once;
+name, ``notifier``), stable across restarts and different for two replicas that run at once;
 the rollout's new replicas have a new release number, so they never fence the old ones.
 
 The price: a static member sends no LeaveGroup when it closes, so one that stops for good (a
