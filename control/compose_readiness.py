@@ -14,6 +14,7 @@ topic prefix from .env (or the environment), as the containers see them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -41,19 +42,24 @@ def compose_readers(config: dict[str, Any], settings: Settings) -> list[Reader]:
     """Each detector service of the compose ``config`` (as ``docker compose config`` prints it)
     as the probe sees it."""
     names = TopicNames.of(settings)
-    readers = []
-    for service in config.get("services", {}).values():
-        if _labels(service).get("mesh.role") != "detector":
-            continue
-        command = service.get("command") or []
-        folder = next((str(a) for a in command if str(a).startswith(DETECTORS_PREFIX)), None)
-        if folder is None:
-            continue
-        manifest = load_manifest(PROJECT_ROOT / folder)
-        inputs = tuple(manifest.inputs)
-        readers.append(Reader(manifest.name, names.detector_group(manifest.name), inputs,
-                              tuple(names.records(t) for t in inputs)))  # fmt: skip
-    return sorted(readers, key=lambda r: r.name)
+    readers = [
+        detector_reader(service.get("command") or [], names)
+        for service in config.get("services", {}).values()
+        if _labels(service).get("mesh.role") == "detector"
+    ]
+    return sorted((r for r in readers if r is not None), key=lambda r: r.name)
+
+
+def detector_reader(command: Sequence[Any], names: TopicNames) -> Reader | None:
+    """A detector service's group and inputs, from the detector folder its command names
+    (``detectors/<name>``); None for a command that names none."""
+    folder = next((str(a) for a in command if str(a).startswith(DETECTORS_PREFIX)), None)
+    if folder is None:
+        return None
+    manifest = load_manifest(PROJECT_ROOT / folder)
+    inputs = tuple(manifest.inputs)
+    return Reader(manifest.name, names.detector_group(manifest.name), inputs,
+                  tuple(names.records(t) for t in inputs))  # fmt: skip
 
 
 def _labels(service: dict[str, Any]) -> dict[str, str]:

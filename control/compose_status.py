@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from control.compose_readiness import detector_reader
 from hosting.containers.compose import ServiceState, service_states
 from hosting.containers.engine import EngineUnavailable, connect
-from shared.detector.manifest import load_manifest
 from shared.endpoints import first_broker
-from shared.settings import PROJECT_ROOT
 from shared.topic_names import TopicNames
 
 #: A container mesh service's line label, by its ``mesh.role`` (the local mesh's labels).
@@ -104,14 +103,8 @@ def service_line(label: str, service: ServiceState, now: float | None = None) ->
     return f"{label:<8} {word:<6} {text}"
 
 
-def detector_of(service: ServiceState) -> str | None:
-    """The detector a detector service runs (its ``detectors/<name>`` argument)."""
-    folder = _folder(service)
-    return load_manifest(PROJECT_ROOT / folder).name if folder else None
-
-
-def detector_line(service: ServiceState, report: Mapping[str, Any], lag: str) -> str:
-    name = detector_of(service) or service.service
+def detector_line(name: str, service: ServiceState, report: Mapping[str, Any], lag: str) -> str:
+    """``detector NAME  STATE  1/1  container C  lag L  R records/s  records N  restarts K``."""
     word = state_word(service)
     rate = float(report.get("records_per_s", 0.0))
     return (
@@ -144,16 +137,9 @@ def print_container_mesh(mesh: ContainerMesh, lag: Lag, say: Callable[[str], Non
             say(service_line(label, service))
     names = mesh.names
     for service in (s for s in mesh.services if s.role == "detector"):
-        folder = _folder(service)
-        if folder is None:
-            say(detector_line(service, {}, "?"))
+        reader = detector_reader(service.command, names)
+        if reader is None:  # not one of the mesh's detector commands: shown, not measured
+            say(detector_line(service.service, service, {}, "?"))
             continue
-        manifest = load_manifest(PROJECT_ROOT / folder)
-        lagging = lag(names.detector_group(manifest.name),
-                      [names.records(t) for t in manifest.inputs])  # fmt: skip
-        say(detector_line(service, read_report(service.container), lagging))
-
-
-def _folder(service: ServiceState) -> str | None:
-    """The ``detectors/<name>`` argument of a detector service's command."""
-    return next((a for a in service.command if a.startswith("detectors/")), None)
+        lagging = lag(reader.group, list(reader.topics))
+        say(detector_line(reader.name, service, read_report(service.container), lagging))

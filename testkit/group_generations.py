@@ -22,7 +22,6 @@ followed by the value struct; a null value (tombstone) means the group was delet
 
 from __future__ import annotations
 
-import struct
 import time
 import uuid
 from collections.abc import Collection
@@ -32,6 +31,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartiti
 
 from shared.errors import MeshError
 from shared.kafka.inspect import ClusterUnreachableError, cluster_metadata, watermarks
+from shared.kafka.wire import Reader
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -53,7 +53,7 @@ def decode_group_metadata(key: bytes, value: bytes | None) -> tuple[str, int | N
     The generation is None for a tombstone (the group was deleted). For a KIP-848 consumer group
     it is the group epoch.
     """
-    reader = _Reader(key)
+    reader = Reader(key, CorruptGroupRecordError, "record")
     record_type = reader.int16()
     if record_type not in (CLASSIC_GROUP_METADATA, CONSUMER_GROUP_METADATA):
         return None
@@ -62,7 +62,7 @@ def decode_group_metadata(key: bytes, value: bytes | None) -> tuple[str, int | N
         raise CorruptGroupRecordError("a group metadata key holds a null group id")
     if value is None:
         return group, None
-    reader = _Reader(value)
+    reader = Reader(value, CorruptGroupRecordError, "record")
     version = reader.int16()
     if record_type == CLASSIC_GROUP_METADATA:
         reader.string(compact=version >= _FIRST_FLEXIBLE_GROUP_METADATA_VALUE)  # protocolType
@@ -158,44 +158,3 @@ def _read_until(
         if message.offset() >= ends[message.partition()] - 1:
             pending.discard(message.partition())
     return latest
-
-
-class _Reader:
-    """Reads Kafka protocol primitives from the front of a byte string."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.at = 0
-
-    def _take(self, size: int) -> bytes:
-        if self.at + size > len(self.data):
-            raise CorruptGroupRecordError(
-                f"record ends at byte {len(self.data)}, needed {self.at + size}: {self.data!r}"
-            )
-        chunk = self.data[self.at : self.at + size]
-        self.at += size
-        return chunk
-
-    def int16(self) -> int:
-        return int(struct.unpack(">h", self._take(2))[0])
-
-    def int32(self) -> int:
-        return int(struct.unpack(">i", self._take(4))[0])
-
-    def unsigned_varint(self) -> int:
-        result = shift = 0
-        while True:
-            byte = self._take(1)[0]
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
-            if shift > 28:
-                raise CorruptGroupRecordError(f"varint longer than 5 bytes in {self.data!r}")
-
-    def string(self, compact: bool) -> str | None:
-        """An int16-length string, or (compact) an unsigned-varint length + 1; None when null."""
-        size = self.unsigned_varint() - 1 if compact else self.int16()
-        if size < 0:
-            return None
-        return self._take(size).decode("utf-8")

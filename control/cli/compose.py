@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from control.cli.arguments import positive_seconds
+from control.cli.arguments import add_wait_options
 from control.compose_readiness import compose_readers, compose_settings
 from control.readiness import wait_until_ready
 from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
@@ -35,14 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--timeout", type=float, default=300.0,
                     help="seconds to wait for healthy containers (300)")  # fmt: skip
-    up.add_argument(
-        "--no-wait", dest="wait", action="store_false",
-        help="return once the containers are healthy, without waiting until the mesh can alert",
-    )  # fmt: skip
-    up.add_argument(
-        "--wait-timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
-        help="the longest to wait after that until the mesh can alert (default 300; then exit 1)",
-    )  # fmt: skip
+    add_wait_options(up, until="once the containers are healthy")
     up.add_argument(
         "--file", "-f", action="append", type=Path, default=[],
         help="an override file on top of infra/compose/docker-compose.yml (repeatable), e.g. "

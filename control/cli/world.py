@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from control.cli.arguments import positive_seconds
+from control.cli.arguments import add_wait_options
 from control.cli.broker import ensure_broker, stop_broker
 from control.cli.topics import apply_declared
 from control.deploy import lifecycle
@@ -49,14 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a secure broker (SASL/SCRAM, ACLs) and every service as its own principal; "
         "needs a fresh MESH_HOME, and a broker made secure stays so (docs/security.md)",
     )  # fmt: skip
-    up_parser.add_argument(
-        "--no-wait", dest="wait", action="store_false",
-        help="return once everything is started, without waiting until the mesh can alert",
-    )  # fmt: skip
-    up_parser.add_argument(
-        "--wait-timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
-        help="the longest to wait until the mesh can alert (default 300; then exit 1)",
-    )  # fmt: skip
+    add_wait_options(up_parser, until="once everything is started")
     up_parser.set_defaults(handler=up)
     subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
     subparsers.add_parser("describe", help="the topology: topics and consumer groups").set_defaults(

@@ -36,20 +36,25 @@ class WireError(MeshError):
 
 
 class Reader:
-    """Reads the fields of one response body in order."""
+    """Reads Kafka protocol primitives from the front of a byte string: a broker's answer here,
+    a ``__consumer_offsets`` record in the tests' generation reader. Running out of bytes is
+    ``error`` (WireError by default), naming ``what`` ran out."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(
+        self, data: bytes, error: type[Exception] = WireError, what: str = "a broker's answer"
+    ) -> None:
         self.data, self.at = data, 0
+        self.error, self.what = error, what
 
     def _take(self, size: int) -> bytes:
+        if self.at + size > len(self.data):
+            raise self.error(
+                f"{self.what} ends at byte {len(self.data)}, needed {self.at + size}: "
+                f"{self.data[:64]!r}"
+            )
         chunk = self.data[self.at : self.at + size]
-        if len(chunk) != size:
-            raise WireError("a broker's answer ended early")
         self.at += size
         return chunk
-
-    def int8(self) -> int:
-        return int(struct.unpack(">b", self._take(1))[0])
 
     def int16(self) -> int:
         return int(struct.unpack(">h", self._take(2))[0])
@@ -57,11 +62,20 @@ class Reader:
     def int32(self) -> int:
         return int(struct.unpack(">i", self._take(4))[0])
 
-    def int64(self) -> int:
-        return int(struct.unpack(">q", self._take(8))[0])
+    def unsigned_varint(self) -> int:
+        result = shift = 0
+        while True:
+            byte = self._take(1)[0]
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return result
+            shift += 7
+            if shift > 28:
+                raise self.error(f"varint longer than 5 bytes in {self.data[:64]!r}")
 
-    def string(self) -> str | None:
-        size = self.int16()
+    def string(self, compact: bool = False) -> str | None:
+        """An int16-length string, or (compact) an unsigned-varint length + 1; None when null."""
+        size = self.unsigned_varint() - 1 if compact else self.int16()
         return None if size < 0 else self._take(size).decode()
 
     def bytes_(self) -> bytes:

@@ -7,7 +7,6 @@ import pytest
 
 from control.compose_status import (
     ContainerMesh,
-    detector_of,
     print_container_mesh,
     service_line,
     state_word,
@@ -62,7 +61,6 @@ def test_every_role_gets_its_line_and_each_detector_its_group_lag() -> None:
     assert asked == [("c.detector.velocity", ["c.records.transactions"])]
     assert lines[-1].startswith("detector velocity       UP      1/1  container mesh_velocity_1")
     assert "  lag 7  " in lines[-1]
-    assert detector_of(mesh.services[-1]) == "velocity"
 
 
 def test_the_first_broker_of_any_bootstrap_form() -> None:
