@@ -25,6 +25,7 @@ write its checkpoint and cannot. Checked, in order:
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -156,7 +157,11 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
         feed.send_slice()  # the job's next batch must write its checkpoint
         died = _holding(keep, 120, until=lambda: mesh.process.wait_gone(child.pid, 0.2))
         routed_at_death, delivered_at_death = mesh.routed(), feed.delivered
-        status_line = _status_home_line(mesh.settings)
+        # The job's JVM frees ~10 MB of temporary files as it dies, after the driver is gone:
+        # the disk is kept full while `mesh status` runs, or it may read the space freed.
+        asked: concurrent.futures.Future[str] = _ASK.submit(_status_home_line, mesh.settings)
+        _holding(keep, 120, until=lambda: not concurrent.futures.wait([asked], 0.2).not_done)
+        status_line = asked.result()
         _holding(keep, hold_s)
         routed_in_fault = mesh.routed()
     finally:
@@ -172,6 +177,10 @@ def _unwritable(mesh: IngestMesh, feed: RawFeed, fault: Fault, hold_s: float) ->
     mesh.wait_routed(feed.delivered, 300, f"routing after the {fault.name} disk came back")
     return _Outcome(died, status_line, routed_before, routed_at_death, delivered_at_death,
                     recover_s)  # fmt: skip
+
+
+#: Where `mesh status` runs while the fault is kept (:func:`_unwritable`).
+_ASK = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="status")
 
 
 def _holding(
