@@ -5,9 +5,10 @@ restarts it on its checkpoint, and every raw record is routed at least once, win
   between batches of a run far from done; what a restart replays is the uncommitted batches.
 * real-time: records arrive at a steady rate while the job routes them as they come, and the kill
   comes while the feed runs; a restart replays the real-time batch it interrupted (one checkpoint
-  interval). The long form first stops the job gracefully (SIGTERM, as `mesh down` sends) and
-  starts it again: the stop waits for routing's next checkpoint, so of what was routed before it
-  only the next batch's first moments (at most a second of records) are routed again.
+  interval's worth, or more where that batch caught up a backlog). The long form first stops
+  the job gracefully (SIGTERM, as `mesh down` sends) and starts it again: the stop waits for
+  routing's next checkpoint, so of what was routed before it only the next batch's first
+  moments (at most a second of records) are routed again.
 
 The whole job dies at once, its Python driver and the Spark JVM under it, as when its machine or
 container dies (a JVM left alone would go on routing while it shuts down). No one runs `mesh up`
@@ -15,7 +16,11 @@ again: the supervisor must restart the job and say it was killed.
 
 Figures: a raw record's identity is its coordinates (:mod:`chaos.ingest_run`); *seen* are those
 routed (to a records topic or the dead letters, never both), *duplicated* the routings beyond
-the first, *recovered in* the time from the kill until the restarted job routed again. Order
+the first, *recovered in* the time from the kill until the restarted job routed again. The
+duplicates allowed are exact, not a time bound: the records the killed job had routed beyond the
+offsets its checkpoint had committed, read at the kill (:mod:`chaos.replay_scope`); a committed
+record routed again, or a record routed twice after the kill, fails the case. The kill waits for
+routing's first commit, so it always interrupts a job that has one to restart from. Order
 within a key is not a routing guarantee (records are re-keyed by type), so it is not counted.
 """
 
@@ -25,6 +30,7 @@ import time
 from pathlib import Path
 
 from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_mode, routing_verdict
+from chaos.replay_scope import read_mark, replay_verdict
 from chaos.report import CaseResult
 from chaos.service_kill import halt_service, kill_service
 from control.supervised_service import supervised_child
@@ -70,6 +76,10 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
             graceful = set(mesh.sources()[0])
             mesh.start()
             mesh.wait_routed(len(graceful) + BATCH, 240, "routing after the graceful restart")
+        # The kill comes once routing has committed a batch: what a restart may repeat is
+        # then the records routed beyond that commit, read exactly at the kill (replay_scope).
+        mesh.wait_committed(240)
+        running_at_kill, delivered_at_kill = feed.running or not real_time, feed.delivered
         doomed = kill_service(process)
         if not doomed:
             raise RuntimeError("no ingest job under the supervisor to kill")
@@ -78,9 +88,8 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
         killed_at = time.monotonic()
         if not all(process.wait_gone(pid, 30) for pid in doomed):
             failures.append("the job survived SIGKILL")
-        routed_at_kill, delivered_at_kill = mesh.routed(), feed.delivered
-        mid_run = 0 < routed_at_kill < delivered_at_kill + (RATE if real_time else 0)
-        mid_run = mid_run and (feed.running or not real_time)
+        mark = read_mark(mesh.checkpoints / "routing", mesh.output_ends)
+        routed_at_kill = sum(mark.outputs.values())
         restart = _restarted(process, doomed[0], 60)
         if restart is None:
             failures.append("the supervisor did not restart the job within 60 s")
@@ -98,20 +107,31 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
         feed.stop()
         halt_service(process)
 
-    figures, breaches, sources = routing_verdict(mesh, feed, windows)
-    failures += breaches
-    notes = [f"{mode}: {routed_at_kill} routed before the kill; windows {dict(windows)}",
+    routings = mesh.routings()
+    figures, breaches, sources = routing_verdict(mesh, feed, windows, routings)
+    replays = replay_verdict(mark, routings)
+    failures += breaches + replays.failures
+    # Mid-run: routing had begun, records were still arriving (real-time) or waiting in the
+    # backlog (micro-batch), and records the feed delivered after the kill were routed too.
+    mid_run = (
+        routed_at_kill > 0
+        and running_at_kill
+        and (feed.delivered > delivered_at_kill if real_time else routed_at_kill < feed.delivered)
+    )
+    notes = [f"{mode}: {routed_at_kill} routed before the kill, {replays.replayable} of them "
+             f"beyond the committed checkpoint, {replays.replayed} routed again; "
+             f"windows {dict(windows)}",
              "order within a key: not counted (routing re-keys records by type)"]  # fmt: skip
+    again = 0
     if graceful:
         again = sum(1 for c in graceful if sources[c] > 1)
         notes.append(f"SIGTERM first: {again} of {len(graceful)} records routed before it "
                      "were routed again")  # fmt: skip
         if again > RATE:  # a stop that cancelled the batch would replay a whole interval
             failures.append(f"{again} records routed before the graceful stop came again")
-    # What a restart replays: the uncommitted micro-batches, or the real-time batch (one
-    # checkpoint interval plus the seconds a batch takes to start) the kill interrupted.
-    bound = RATE * (mesh.interval_s + 10) if real_time else 2 * BATCH
-    allowed = min(bound, routed_at_kill)
+    # What a restart may replay: what the killed job routed beyond its committed checkpoint
+    # (plus the graceful stop's repeats, bounded above).
+    allowed = replays.replayable + again
     return CaseResult(name, figures, recover_s, mid_run, allowed, 0, notes, failures)
 
 

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from chaos.replay_scope import Routing
 from chaos.smoke import SmokeFigures
 from control.launch.ingest import ingest_process, start_ingest
 from shared.avro import AvroDeserializer
@@ -30,9 +31,11 @@ from shared.kafka.apply import apply_topics
 from shared.kafka.config import admin_config, consumer_config
 from shared.kafka.inspect import watermarks
 from shared.kafka.topics import TopicSpec
+from shared.lineage import SOURCE_HEADER
 from shared.local_process import LocalProcess
 from shared.service_files import REAL_TIME
 from shared.settings import Settings
+from shared.spark_checkpoint import committed_kafka_offsets
 from shared.topic_names import TopicNames
 from testkit.detector_runs import read_topic
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
@@ -141,6 +144,15 @@ class IngestMesh:
                                    f"{timeout_s:.0f} s; job log: {log}")  # fmt: skip
             time.sleep(1)
 
+    def wait_committed(self, timeout_s: float) -> None:
+        """Until routing's checkpoint holds a committed batch (a restart has one to go on from)."""
+        deadline = time.monotonic() + timeout_s
+        while committed_kafka_offsets(self.checkpoints / "routing") is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"routing committed no batch in {timeout_s:.0f} s; job log: "
+                                   f"{self.process.tail_log(3)}")  # fmt: skip
+            time.sleep(0.5)
+
     def wait_quiet(self, quiet_s: float = 4.0, timeout_s: float = 120.0) -> int:
         """Until routing has added nothing for ``quiet_s`` (replays included); the count then."""
         last, since, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
@@ -172,21 +184,33 @@ class IngestMesh:
         return {f"{t}:{p}:{o}" for (t, p), (_, high) in self.watermarks(self.raw).items()
                 for o in range(high)}  # fmt: skip
 
-    def sources(self) -> tuple[Counter, int]:
-        """How often each raw record was routed (by its coordinates), and how many raw records
-        landed in two places (a records topic and the dead letters: never allowed)."""
+    def routings(self) -> list[Routing]:
+        """Every routed copy of a raw record now: its source's coordinates and its place in the
+        outputs (a routed record names its source in a header, a dead letter in its fields)."""
         decode_invalid = AvroDeserializer("invalid_record")
-        counts: Counter = Counter()
-        places: dict[str, set[str]] = {}
+        found = []
         for message in self._read(self.outputs):
             if message.topic() == self.invalid:
                 dead = decode_invalid.decode(message.value())
                 where = f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
             else:
-                where = next(v.decode() for k, v in message.headers() if k == "mesh.source")
-            counts[where] += 1
-            places.setdefault(where, set()).add(message.topic())
+                where = next(v.decode() for k, v in message.headers() if k == SOURCE_HEADER)
+            found.append(Routing(where, message.topic(), message.partition(), message.offset()))
+        return found
+
+    def sources(self, routings: list[Routing] | None = None) -> tuple[Counter, int]:
+        """How often each raw record was routed (by its coordinates), and how many raw records
+        landed in two places (a records topic and the dead letters: never allowed)."""
+        counts: Counter = Counter()
+        places: dict[str, set[str]] = {}
+        for routing in self.routings() if routings is None else routings:
+            counts[routing.source] += 1
+            places.setdefault(routing.source, set()).add(routing.topic)
         return counts, sum(1 for p in places.values() if len(p) > 1)
+
+    def output_ends(self) -> dict[tuple[str, int], int]:
+        """The high watermark of every output partition."""
+        return {where: high for where, (_, high) in self.watermarks(self.outputs).items()}
 
     def _read(self, topics: list[str]) -> list[Any]:
         """Every message of ``topics`` now (each read until its high watermarks' worth came)."""
@@ -285,11 +309,14 @@ class RoutingVerdict(NamedTuple):
     sources: Counter
 
 
-def routing_verdict(mesh: IngestMesh, feed: RawFeed, windows: Counter) -> RoutingVerdict:
+def routing_verdict(
+    mesh: IngestMesh, feed: RawFeed, windows: Counter, routings: list[Routing] | None = None
+) -> RoutingVerdict:
     """What every ingest case checks once routing is quiet: its figures, and a line for each
     breach (a record in two places, a routed record no raw record names, raw topics that do not
-    hold what the feed was acknowledged, window counts that do not add up to the records)."""
-    sources, split = mesh.sources()
+    hold what the feed was acknowledged, window counts that do not add up to the records).
+    ``routings``: the outputs as read already (else they are read here)."""
+    sources, split = mesh.sources(routings)
     acknowledged = mesh.raw_coordinates()
     failures = []
     if split:
