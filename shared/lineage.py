@@ -1,7 +1,8 @@
 """The lineage headers: where a record came from, carried hop by hop next to its trace context.
 
-Ingest puts both on every routed record (and on its dead letters); the detector runtime copies
-them onto each alert the record raises, and the notifier keeps them with the delivery. So any hop
+Ingest puts both on every valid record it routes (a dead letter names its source in its own
+fields instead); the detector runtime copies them onto each alert the record raises, and the
+notifier keeps them with the delivery. So any hop
 can tell, without a trace backend, which raw record an output stems from and how long ago the
 mesh first saw it (the end-to-end latency the demo and the benchmarks report).
 """
