@@ -58,6 +58,7 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
     after_kill_s = 5 if short else 10
     failures: list[str] = []
     graceful: set[str] = set()
+    notes_before_kill: list[str] = []
     process = mesh.process
     if not real_time:  # a backlog, read in small batches
         feed.send_slice(4 * BATCH if short else None)
@@ -79,6 +80,8 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
         # The kill comes once routing has committed a batch: what a restart may repeat is
         # then the records routed beyond that commit, read exactly at the kill (replay_scope).
         mesh.wait_committed(240)
+        if not mesh.wait_routing_past_commit(RATE if real_time else BATCH // 2, 60):
+            notes_before_kill.append("no stretch of routing past a commit found before the kill")
         running_at_kill, delivered_at_kill = feed.running or not real_time, feed.delivered
         doomed = kill_service(process)
         if not doomed:
@@ -121,7 +124,8 @@ def _ingest_kill(settings: Settings, work: Path, short: bool, mode: str) -> Case
     notes = [f"{mode}: {routed_at_kill} routed before the kill, {replays.replayable} of them "
              f"beyond the committed checkpoint, {replays.replayed} routed again; "
              f"windows {dict(windows)}",
-             "order within a key: not counted (routing re-keys records by type)"]  # fmt: skip
+             "order within a key: not counted (routing re-keys records by type)",
+             *notes_before_kill]  # fmt: skip
     again = 0
     if graceful:
         again = sum(1 for c in graceful if sources[c] > 1)

@@ -153,6 +153,22 @@ class IngestMesh:
                                    f"{self.process.tail_log(3)}")  # fmt: skip
             time.sleep(0.5)
 
+    def wait_routing_past_commit(self, records: int, timeout_s: float) -> bool:
+        """Until routing has written ``records`` more since its newest commit, so a kill now
+        leaves routed records uncommitted (the restart has a replay to bound); False if no
+        stretch between two commits got that far in ``timeout_s`` (the kill can go on: what
+        it checks stays exact, only smaller)."""
+        deadline = time.monotonic() + timeout_s
+        committed, start = committed_kafka_offsets(self.checkpoints / "routing"), self.routed()
+        while time.monotonic() < deadline:
+            now = committed_kafka_offsets(self.checkpoints / "routing")
+            if now != committed:  # a new commit: count from it
+                committed, start = now, self.routed()
+            elif self.routed() - start >= records:
+                return True
+            time.sleep(0.2)
+        return False
+
     def wait_quiet(self, quiet_s: float = 4.0, timeout_s: float = 120.0) -> int:
         """Until routing has added nothing for ``quiet_s`` (replays included); the count then."""
         last, since, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
@@ -220,11 +236,29 @@ class IngestMesh:
                                           expect=sum(h for (t, _), (_, h) in ends.items()
                                                      if t == topic))]  # fmt: skip
 
+    def _read_to_end(self, topic: str, timeout_s: float = 30.0) -> list[Any]:
+        """Every message of ``topic`` up to its end offsets now: what a compacted topic holds
+        (its offsets have gaps, so no count of messages tells when it is all read)."""
+        ends = {p: high for (_, p), (_, high) in self.watermarks([topic]).items() if high > 0}
+        consumer = Consumer(consumer_config(self.settings, f"{self.prefix}-peek"))
+        try:
+            consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+            out, position = [], dict.fromkeys(ends, 0)
+            deadline = time.monotonic() + timeout_s
+            while any(position[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+                for message in consumer.consume(1000, timeout=0.2):
+                    if message.error() is None:
+                        position[message.partition()] = message.offset() + 1
+                        out.append(message)
+            return out
+        finally:
+            consumer.close()
+
     def window_counts(self) -> Counter:
         """The latest count of each 1 s window (the topic is compacted by window), by status."""
         decode = AvroDeserializer("window_count")
         latest = {}
-        for message in read_topic(self.settings, self.windows, timeout_s=5):
+        for message in self._read_to_end(self.windows):
             latest[message.key()] = decode.decode(message.value())
         counts: Counter = Counter()
         for window in latest.values():
