@@ -37,7 +37,7 @@ from shared.service_files import REAL_TIME
 from shared.settings import Settings
 from shared.spark_checkpoint import committed_kafka_offsets
 from shared.topic_names import TopicNames
-from testkit.detector_runs import read_topic
+from testkit.detector_runs import read_to_end, read_topic
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
 
 #: The raw record types a case feeds (two, so the pattern subscription really matters).
@@ -236,29 +236,11 @@ class IngestMesh:
                                           expect=sum(h for (t, _), (_, h) in ends.items()
                                                      if t == topic))]  # fmt: skip
 
-    def _read_to_end(self, topic: str, timeout_s: float = 30.0) -> list[Any]:
-        """Every message of ``topic`` up to its end offsets now: what a compacted topic holds
-        (its offsets have gaps, so no count of messages tells when it is all read)."""
-        ends = {p: high for (_, p), (_, high) in self.watermarks([topic]).items() if high > 0}
-        consumer = Consumer(consumer_config(self.settings, f"{self.prefix}-peek"))
-        try:
-            consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-            out, position = [], dict.fromkeys(ends, 0)
-            deadline = time.monotonic() + timeout_s
-            while any(position[p] < ends[p] for p in ends) and time.monotonic() < deadline:
-                for message in consumer.consume(1000, timeout=0.2):
-                    if message.error() is None:
-                        position[message.partition()] = message.offset() + 1
-                        out.append(message)
-            return out
-        finally:
-            consumer.close()
-
     def window_counts(self) -> Counter:
         """The latest count of each 1 s window (the topic is compacted by window), by status."""
         decode = AvroDeserializer("window_count")
         latest = {}
-        for message in self._read_to_end(self.windows):
+        for message in read_to_end(self.settings, self.windows):
             latest[message.key()] = decode.decode(message.value())
         counts: Counter = Counter()
         for window in latest.values():

@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json
 from shared.kafka.backpressure import produce_waiting
 from shared.kafka.config import consumer_config, producer_config
+from shared.kafka.inspect import watermarks
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames
 from tools.loadgen import StreamConfig
@@ -83,6 +84,32 @@ def read_topic(
                 if message.error() is None:
                     out.append(message)
                     last_new = time.monotonic()
+        return out
+    finally:
+        consumer.close()
+
+
+def read_to_end(settings: Settings, topic: str, timeout_s: float = 30.0) -> list[Any]:
+    """Every message of ``topic`` up to its end offsets now, without waiting for more: for a
+    topic whose writers are done (or a compacted one, whose offsets have gaps, so no count of
+    messages says when all were read). A time-boxed read would wait out its box every time."""
+    consumer = Consumer(consumer_config(settings, f"reader-{uuid.uuid4().hex[:8]}"))
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        ends = {}
+        for number in metadata.partitions:
+            _, high = watermarks(consumer, TopicPartition(topic, number), 10)
+            if high > 0:
+                ends[number] = high
+        consumer.assign([TopicPartition(topic, number, 0) for number in ends])
+        out: list[Any] = []
+        position = dict.fromkeys(ends, 0)
+        deadline = time.monotonic() + timeout_s
+        while any(position[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+            for message in consumer.consume(1000, timeout=0.2):
+                if message.error() is None:
+                    position[message.partition()] = message.offset() + 1
+                    out.append(message)
         return out
     finally:
         consumer.close()

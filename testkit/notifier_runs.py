@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
 from shared.avro import AvroDeserializer, AvroSerializer
 from shared.json_files import read_json
 from shared.kafka.config import producer_config
-from shared.kafka.inspect import watermarks
 from shared.settings import PROJECT_ROOT, Settings
+from testkit.detector_runs import read_to_end
 
 DETECTED_MS = 1_795_000_000_000
 
@@ -57,29 +57,8 @@ def produce_alerts(
 
 
 def read_all(settings: Settings, topic: str, timeout_s: float = 10.0) -> list[Any]:
-    """Every message in ``topic`` now (up to its end offsets when asked)."""
-
-    consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers,
-                         "group.id": "unused", "enable.auto.commit": False})  # fmt: skip
-    try:
-        meta = consumer.list_topics(topic, timeout=10).topics[topic]
-        ends = {}
-        for p in meta.partitions:
-            low, high = watermarks(consumer, TopicPartition(topic, p), 10)
-            if high > low:
-                ends[p] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-        out: list[Any] = []
-        deadline = time.monotonic() + timeout_s
-        position = {p: 0 for p in ends}
-        while any(position[p] < ends[p] for p in ends) and time.monotonic() < deadline:
-            for message in consumer.consume(1000, timeout=0.5):
-                if message.error() is None:
-                    position[message.partition()] = message.offset() + 1
-                    out.append(message)
-        return out
-    finally:
-        consumer.close()
+    """Every message in ``topic`` now (up to its end offsets)."""
+    return read_to_end(settings, topic, timeout_s)
 
 
 def notifications(settings: Settings, topic: str) -> list[dict[str, Any]]:

@@ -89,7 +89,9 @@ def test_a_deployed_detector_alerts_shows_in_status_and_stops(private_mesh, tmp_
     folder = write_detector(tmp_path / "big_spender", "big_spender", replicas=2)
     assert mesh("deploy", str(folder), env=env).returncode == 0
     produced = feed(private_mesh, 3000)
-    alerts = read_topic(private_mesh.settings, private_mesh.topic("alerts"), timeout_s=30)
+    alerts = read_topic(
+        private_mesh.settings, private_mesh.topic("alerts"), expect=1, timeout_s=30, idle_s=1
+    )
     assert alerts, "the deployed detector raised no alert"
 
     status = wait_for(

@@ -11,7 +11,7 @@ import pytest
 from detector_folders import write_detector
 
 from shared.avro import AvroDeserializer
-from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from testkit.detector_runs import DetectorProcess, produce_feed, read_to_end
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
 
@@ -57,7 +57,7 @@ def test_instance_reports_every_built_in_metric_matching_its_own_counters(
 
     decode = AvroDeserializer("metric_snapshot").decode
     latest: dict[str, dict[str, Any]] = {}
-    for message in read_topic(settings, private_mesh.topic("metrics"), timeout_s=15):
+    for message in read_to_end(settings, private_mesh.topic("metrics")):  # it has stopped
         snapshot = decode(message.value())
         assert message.key().decode() == f"{snapshot['instance_id']}/{snapshot['name']}"
         assert snapshot["service"] == "detector.above900"

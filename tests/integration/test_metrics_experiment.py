@@ -32,7 +32,7 @@ from polling import wait_for
 
 from shared.avro import AvroDeserializer
 from shared.kafka.inspect import group_lag
-from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from testkit.detector_runs import DetectorProcess, produce_feed, read_to_end
 from testkit.influx_query import query
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
@@ -169,7 +169,7 @@ def _last_snapshots(settings: Any, topic: str, service: str) -> dict[str, int]:
     monotonic within an instance, so the largest is the last)."""
     decode = AvroDeserializer("metric_snapshot").decode
     last: dict[str, int] = {}
-    for message in read_topic(settings, topic, timeout_s=20, idle_s=3):
+    for message in read_to_end(settings, topic):  # every instance has stopped
         snapshot = decode(message.value())
         if snapshot["service"] == service and snapshot["name"] == "records.in":
             instance = snapshot["instance_id"]
