@@ -27,7 +27,7 @@ from shared.json_files import read_json
 from shared.kafka.config import consumer_config
 from shared.kafka.inspect import watermarks
 from shared.settings import Settings
-from testkit.detector_runs import read_topic
+from testkit.detector_runs import read_to_end
 from testkit.influx_query import query
 
 #: Seconds between two metric snapshots of every instance in these cases.
@@ -159,4 +159,4 @@ def count_records(settings: Settings, topic: str) -> tuple[int, int]:
         spanned = sum(watermarks(consumer, TopicPartition(topic, p), 10)[1] for p in partitions)
     finally:
         consumer.close()
-    return spanned, len(read_topic(settings, topic, timeout_s=5, idle_s=2))
+    return spanned, len(read_to_end(settings, topic))
