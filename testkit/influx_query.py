@@ -72,3 +72,15 @@ def query_series(
             rows = [dict(zip(columns, values, strict=True)) for values in raw.get("values", [])]
             found.append(Series(raw.get("name", ""), dict(raw.get("tags") or {}), rows))
     return found
+
+
+def records_in_per_instance(url: str, database: str, service: str) -> dict[str, int]:
+    """Instance id -> the last ``records.in`` count the aggregator wrote for it: what each
+    instance reported, to compare with what it counted itself."""
+    rows = query(
+        url,
+        database,
+        f'SELECT last("count") FROM "records.in" '
+        f"WHERE scope='instance' AND service='{service}' GROUP BY instance",
+    )
+    return {row["instance"]: int(row["last"]) for row in rows}

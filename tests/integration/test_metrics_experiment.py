@@ -33,7 +33,7 @@ from polling import wait_for
 from shared.avro import AvroDeserializer
 from shared.kafka.inspect import group_lag
 from testkit.detector_runs import DetectorProcess, produce_feed, read_to_end
-from testkit.influx_query import query
+from testkit.influx_query import query, records_in_per_instance
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
 
@@ -143,7 +143,7 @@ def test_aggregate_counts_every_record_and_shows_the_ones_processed_twice(
             what=f"InfluxDB's records.in total to reach the instances' sum {expected}",
             interval=1.0,
         )
-        per_instance = _influx_per_instance(influxdb.url, database, service)
+        per_instance = records_in_per_instance(influxdb.url, database, service)
         assert per_instance == last
 
         surplus = expected - total
@@ -184,13 +184,3 @@ def _influx_total(url: str, database: str, service: str) -> int | None:
         f"SELECT last(\"count\") FROM \"records.in\" WHERE scope='all' AND service='{service}'",
     )
     return int(rows[0]["last"]) if rows else None
-
-
-def _influx_per_instance(url: str, database: str, service: str) -> dict[str, int]:
-    rows = query(
-        url,
-        database,
-        f'SELECT last("count") FROM "records.in" '
-        f"WHERE scope='instance' AND service='{service}' GROUP BY instance",
-    )
-    return {row["instance"]: int(row["last"]) for row in rows}

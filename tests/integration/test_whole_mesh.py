@@ -46,7 +46,7 @@ from shared.json_files import read_json
 from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
 from shared.settings import Settings
-from testkit.influx_query import query
+from testkit.influx_query import query, records_in_per_instance
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -300,10 +300,5 @@ def _totals(url: str, database: str, measurement: str) -> dict[str, int]:
 
 def _per_instance(url: str, database: str, service: str) -> dict[str, int]:
     """replica name -> last count of its instance (instance ids are ``<replica>@host:pid:ms``)."""
-    rows = query(
-        url,
-        database,
-        f'SELECT last("count") FROM "records.in" '
-        f"WHERE scope='instance' AND service='{service}' GROUP BY instance",
-    )
-    return {row["instance"].split("@")[0]: int(row["last"]) for row in rows}
+    per_instance = records_in_per_instance(url, database, service)
+    return {instance.split("@")[0]: count for instance, count in per_instance.items()}
