@@ -56,7 +56,11 @@ def apply_topics(
     """Create or update every declared topic; return one outcome per topic, in declared order."""
 
     assert isinstance(admin, AdminClient)
-    existing = admin.list_topics(timeout=timeout).topics
+    cluster = admin.list_topics(timeout=timeout)
+    existing = cluster.topics
+    # Replication follows the cluster's size (shared.kafka.replication): 3/2 on three brokers
+    # or more, 1/1 on the embedded one.
+    specs = [s.on_cluster(len(cluster.brokers)) for s in specs]
     outcomes: dict[str, TopicOutcome] = {}
     missing = [s for s in specs if s.name not in existing]
     outcomes.update(_create(admin, missing, timeout))
@@ -69,6 +73,17 @@ def apply_topics(
                 Action.DRIFT,
                 f"has {actual} partitions, declared {spec.partitions}; partition counts are never "
                 "changed automatically: recreate the topic or change infra/topics.yaml",
+            )
+    for spec in present:
+        replicas = min((len(p.replicas) for p in existing[spec.name].partitions.values()),
+                       default=spec.replication_factor)  # fmt: skip
+        if spec.name not in outcomes and replicas < spec.replication_factor:
+            outcomes[spec.name] = TopicOutcome(
+                spec.name,
+                Action.DRIFT,
+                f"has replication {replicas}, declared {spec.replication_factor} on this cluster "
+                f"of {len(cluster.brokers)} brokers: one broker lost can take its partitions "
+                "offline; raise it with a partition reassignment (kafka-reassign-partitions)",
             )
     outcomes.update(_align_configs(admin, [s for s in present if s.name not in outcomes], timeout))
     return [outcomes[s.name] for s in specs]

@@ -19,6 +19,7 @@ from confluent_kafka.admin import NewTopic
 
 from shared.errors import ConfigError
 from shared.kafka.inspect import watermarks
+from shared.kafka.replication import DECLARED, fitted
 from shared.kafka.served import wait_until_served
 
 log = logging.getLogger(__name__)
@@ -41,11 +42,16 @@ def ensure_changelog(
 ) -> None:
     """Create the compacted changelog with ``partitions`` partitions, or check the one there."""
 
-    metadata = admin.list_topics(timeout=10).topics
+    cluster = admin.list_topics(timeout=10)
+    metadata = cluster.topics
     if topic not in metadata:
+        # A changelog is state a restart restores from: as durable as the declared topics.
+        durability = fitted(DECLARED, len(cluster.brokers))
         settings = dict(CHANGELOG_CONFIG if config is None else config)
+        settings["min.insync.replicas"] = str(durability.min_insync)
         future = admin.create_topics(
-            [NewTopic(topic, partitions, 1, config=settings)], request_timeout=30
+            [NewTopic(topic, partitions, durability.replication, config=settings)],
+            request_timeout=30,
         )[topic]
         try:
             future.result()

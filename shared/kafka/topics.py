@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError
+from shared.kafka.replication import Durability, fitted
 from shared.settings import Settings
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-_TOPIC_KEYS = {"name", "partitions", "replication_factor", "config", "copartition"}
+_TOPIC_KEYS = {
+    "name", "partitions", "replication_factor", "min_insync_replicas", "config", "copartition"
+}  # fmt: skip
 _CLEANUP = {"delete", "compact", "compact,delete", "delete,compact"}
 
 
@@ -29,6 +32,19 @@ class TopicSpec:
     replication_factor: int = 1
     config: dict[str, str] = field(default_factory=dict)
     copartition: str | None = None
+    #: declared; what a cluster gets follows its size (:mod:`shared.kafka.replication`)
+    min_insync_replicas: int = 1
+
+    @property
+    def durability(self) -> Durability:
+        return Durability(self.replication_factor, self.min_insync_replicas)
+
+    def on_cluster(self, brokers: int) -> TopicSpec:
+        """This topic as a cluster of ``brokers`` can hold it: replication capped at the
+        brokers, ``min.insync.replicas`` one below it (:func:`shared.kafka.replication.fitted`)."""
+        durability = fitted(self.durability, brokers)
+        config = {**self.config, "min.insync.replicas": str(durability.min_insync)}
+        return replace(self, replication_factor=durability.replication, config=config)
 
     @property
     def compacted(self) -> bool:
@@ -85,18 +101,29 @@ def _parse_entry(entry: Any, defaults: dict[str, Any], where: str) -> TopicSpec:
     if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
         raise ConfigError(f"{where}: `partitions` must be a positive integer")
     replication = entry.get("replication_factor", defaults.get("replication_factor", 1))
-    if not isinstance(replication, int) or replication < 1:
+    if not isinstance(replication, int) or isinstance(replication, bool) or replication < 1:
         raise ConfigError(f"{where}: `replication_factor` must be a positive integer")
+    min_insync = entry.get("min_insync_replicas", defaults.get("min_insync_replicas", 1))
+    if not isinstance(min_insync, int) or isinstance(min_insync, bool) or min_insync < 1:
+        raise ConfigError(f"{where}: `min_insync_replicas` must be a positive integer")
+    if min_insync > replication:
+        raise ConfigError(
+            f"{where}: `min_insync_replicas` ({min_insync}) is above `replication_factor` "
+            f"({replication}): no write could succeed"
+        )
     config = entry.get("config") or {}
     if not isinstance(config, dict):
         raise ConfigError(f"{where}: `config` must be a mapping of Kafka topic configs")
     config = {str(k): str(v) for k, v in config.items()}
+    if "min.insync.replicas" in config:
+        raise ConfigError(f"{where}: declare `min_insync_replicas` beside `replication_factor`, "
+                          "not in `config` (it follows the cluster's size)")  # fmt: skip
     if config.get("cleanup.policy", "delete") not in _CLEANUP:
         raise ConfigError(f"{where}: cleanup.policy must be one of {sorted(_CLEANUP)}")
     copartition = entry.get("copartition")
     if copartition is not None and not isinstance(copartition, str):
         raise ConfigError(f"{where}: `copartition` must be a group name")
-    return TopicSpec(name, partitions, replication, config, copartition)
+    return TopicSpec(name, partitions, replication, config, copartition, min_insync)
 
 
 def check_copartitioning(specs: list[TopicSpec], source: str = "topics") -> None:

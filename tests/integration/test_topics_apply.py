@@ -56,6 +56,19 @@ def test_apply_creates_everything_then_changes_nothing(admin, declaration):
     assert [o.action for o in second] == [Action.UNCHANGED] * len(declaration)
 
 
+def test_on_one_broker_topics_get_one_replica_and_min_insync_one(admin, declaration):
+    """The declaration asks for 3/2; the session's single broker can hold 1/1, which is what it
+    gets (shared.kafka.replication), and applying again finds nothing to change."""
+    apply_topics(admin, declaration)
+    metadata = admin.list_topics(timeout=10)
+    assert len(metadata.brokers) == 1
+    for spec in declaration:
+        assert spec.durability == (3, 2)
+        partitions = metadata.topics[spec.name].partitions.values()
+        assert {len(p.replicas) for p in partitions} == {1}, spec.name
+        assert _config(admin, spec.name, "min.insync.replicas") == "1"
+
+
 def test_a_changed_config_is_put_back(admin, declaration):
     apply_topics(admin, declaration)
     target = next(s for s in declaration if "retention.ms" in s.config)
