@@ -133,7 +133,7 @@ class IngestMesh:
 
     def routed(self) -> int:
         """Records in the outputs now (valid ones routed, invalid ones dead-lettered)."""
-        return sum(high for _, high in self.watermarks(self.outputs).values())
+        return sum(self.output_ends().values())
 
     def wait_routed(self, count: int, timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s
@@ -166,7 +166,7 @@ class IngestMesh:
                 committed, start = now, self.routed()
             elif self.routed() - start >= records:
                 return True
-            time.sleep(0.2)
+            time.sleep(0.5)  # each look opens a client: twice a second is plenty
         return False
 
     def wait_quiet(self, quiet_s: float = 4.0, timeout_s: float = 120.0) -> int:
