@@ -26,8 +26,11 @@ __all__ = [
     "BackendInfo",
     "NoBrokerError",
     "bootstrap_file",
+    "broker_addresses",
+    "cluster_file",
     "first_broker",
     "influx_url_file",
+    "local_broker_names",
     "local_influx_url",
     "local_trace_backend",
     "resolve_bootstrap",
@@ -59,14 +62,42 @@ def bootstrap_file(home: Path) -> Path:
     return home / BROKER / "bootstrap"
 
 
+def cluster_file(home: Path) -> Path:
+    """Where a local multi-broker cluster keeps its nodes' ports and id (absent: one broker)."""
+    return home / BROKER / "cluster.json"
+
+
+def local_broker_names(home: Path) -> list[str]:
+    """The local processes of this MESH_HOME's Kafka: ``kafka`` (node 1), then ``kafka-2``,
+    ``kafka-3``... for the other nodes of a local cluster."""
+    try:
+        nodes = len(json.loads(cluster_file(home).read_text())["nodes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        nodes = 1
+    return [BROKER] + [f"{BROKER}-{node}" for node in range(2, nodes + 1)]
+
+
+def _cluster_bootstrap(home: Path) -> str:
+    """Every node's address of a local cluster (its plan names them all), "" for one broker."""
+    try:
+        plan = json.loads(cluster_file(home).read_text())
+        return ",".join(f"{plan['host']}:{node['port']}" for node in plan["nodes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
 def resolve_bootstrap(settings: Settings) -> str:
-    """The bootstrap servers to use: MESH_BOOTSTRAP_SERVERS, else the local broker's address."""
+    """The bootstrap servers to use: MESH_BOOTSTRAP_SERVERS, else the local broker's address
+    (every node's, for a local cluster: it is found while any one of them runs)."""
     if settings.bootstrap_servers:
         return settings.bootstrap_servers
     address = ""
-    if LocalProcess(BROKER, settings.home).running() is not None:
-        with contextlib.suppress(FileNotFoundError):
-            address = bootstrap_file(settings.home).read_text().strip()
+    names = local_broker_names(settings.home)
+    if any(LocalProcess(name, settings.home).running() is not None for name in names):
+        address = _cluster_bootstrap(settings.home)
+        if not address:
+            with contextlib.suppress(FileNotFoundError):
+                address = bootstrap_file(settings.home).read_text().strip()
     if not address:
         raise NoBrokerError(
             "no Kafka broker: start one with `mesh broker start` (or `mesh up`), "
@@ -78,9 +109,20 @@ def resolve_bootstrap(settings: Settings) -> str:
 def first_broker(bootstrap: str) -> tuple[str, int]:
     """The host and port of a bootstrap list's first broker (``host:port``, ``[::1]:port`` or
     ``PROTOCOL://host:port``); ValueError when it names no port."""
-    first = bootstrap.split(",")[0].strip().split("://", 1)[-1]
-    host, _, port = first.rpartition(":")
-    return host.strip("[]") or "127.0.0.1", int(port)
+    return broker_addresses(bootstrap)[0]
+
+
+def broker_addresses(bootstrap: str) -> list[tuple[str, int]]:
+    """Every broker a bootstrap list names, in order, as (host, port); ValueError when one names
+    no port. A client that talks to one broker itself tries them in turn: any may be down."""
+    found = []
+    for entry in bootstrap.split(","):
+        if entry.strip():
+            host, _, port = entry.strip().split("://", 1)[-1].rpartition(":")
+            found.append((host.strip("[]") or "127.0.0.1", int(port)))
+    if not found:
+        raise ValueError(f"no broker in bootstrap list {bootstrap!r}")
+    return found
 
 
 def influx_url_file(home: Path) -> Path:

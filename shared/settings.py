@@ -36,6 +36,10 @@ class Settings:
     broker_host: str = "127.0.0.1"
     #: Preferred port of the local broker; the next free one is used if it is busy.
     broker_port: int = 9092
+    #: Nodes of the local Kafka a new MESH_HOME gets: 1, the embedded broker (the default), or a
+    #: KRaft cluster on loopback (3 survives losing one node: replication 3, min.insync 2). A
+    #: MESH_HOME's Kafka keeps the size it was made with.
+    brokers: int = 1
     #: Start the local broker secure: clients must log in (SASL/SCRAM) and each may do only what
     #: its ACLs allow; no listener takes an anonymous client (docs/security.md).
     broker_secure: bool = False

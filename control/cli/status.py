@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from control.autoscale.autoscaler import autoscaler_status_file
 from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
+from control.cluster_status import kafka_lines
 from control.compose_status import ContainerMesh, container_mesh_of, print_container_mesh
 from control.deploy.autoscale_choice import effective_policy
 from control.deploy.backends import running_replicas, shadow_replicas
@@ -35,8 +36,8 @@ from control.supervised_service import supervised_child
 from hosting.containers.compose import service_states
 from hosting.containers.engine import EngineUnavailable
 from hosting.servers import influx, jaeger_install
-from hosting.servers.broker import LocalBroker
 from hosting.servers.influx import LocalInflux
+from hosting.servers.kafka_cluster import LocalKafka, NodeState
 from shared.detector import load_manifest
 from shared.disk_space import disk_space
 from shared.endpoints import resolve_bootstrap
@@ -76,13 +77,14 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         containers = container_mesh_of(settings.bootstrap_servers)
         if containers is not None:
             return _container_mesh_status(settings, containers)
+    nodes: list[NodeState] = []
     if not settings.uses_external_kafka:
-        info = LocalBroker(settings).running()
-        if info is None:
+        nodes = LocalKafka(settings).states()
+        if not any(node.info for node in nodes):
             print("broker   DOWN   (start the mesh with `mesh up`)")
             return 1
-        print(f"broker   UP     pid {info.pid}  {info.bootstrap}")
     bootstrap = resolve_bootstrap(settings)
+    kafka_lines(settings, bootstrap, nodes)
     _ingest_line(settings)
     _influx_line(settings)
     _aggregator_line(settings)

@@ -13,7 +13,7 @@ import argparse
 from dataclasses import replace
 
 from control.cli.arguments import add_wait_options
-from control.cli.broker import ensure_broker, stop_broker
+from control.cli.broker import ensure_broker, node_count, stop_broker
 from control.cli.topics import apply_declared
 from control.deploy import lifecycle
 from control.launch.aggregator import aggregator_process, start_aggregator
@@ -49,6 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a secure broker (SASL/SCRAM, ACLs) and every service as its own principal; "
         "needs a fresh MESH_HOME, and a broker made secure stays so (docs/security.md)",
     )  # fmt: skip
+    up_parser.add_argument(
+        "--brokers", type=node_count, metavar="N",
+        help="nodes of a new MESH_HOME's local Kafka: 3 for a KRaft cluster that survives "
+        "losing one (default MESH_BROKERS, 1; docs/reliability.md)",
+    )  # fmt: skip
     add_wait_options(up_parser, until="once everything is started")
     up_parser.set_defaults(handler=up)
     subparsers.add_parser("down", help="stop what `mesh up` started").set_defaults(handler=down)
@@ -60,6 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def up(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "secure", False):
         settings = replace(settings, broker_secure=True)
+    if getattr(args, "brokers", None):
+        settings = replace(settings, brokers=args.brokers)
     ensure_broker(settings)
     code = apply_declared(settings)
 

@@ -1,4 +1,5 @@
-"""A single-node Apache Kafka broker in KRaft mode, run from the jar cache on loopback.
+"""An Apache Kafka node in KRaft mode, run from the jar cache on loopback: the single broker, or
+one node of a local cluster (:mod:`hosting.servers.kafka_cluster`).
 
 The broker is a local server like the others (:mod:`hosting.servers.local_server`): an ordinary
 :class:`~shared.local_process.LocalProcess` called ``kafka``, with its data, log, pid file and
@@ -6,7 +7,10 @@ published address under ``MESH_HOME/kafka``. Starting is idempotent and serialis
 so two ``mesh up`` at once never start two brokers; stopping only signals the process this folder
 started (the pid file must point at a process carrying this folder's tag). Its address goes to
 ``MESH_HOME/kafka/bootstrap`` (what :func:`shared.endpoints.resolve_bootstrap` reads) only once
-it answers.
+it answers. A node of a cluster lives under ``MESH_HOME/kafka-N`` (node 1 keeps
+``MESH_HOME/kafka``), takes its ports and cluster id from the cluster's plan
+(:mod:`hosting.servers.cluster_plan`) and shares node 1's passwords and TLS files; the cluster,
+not the node, publishes the bootstrap list.
 """
 
 from __future__ import annotations
@@ -25,16 +29,22 @@ from confluent_kafka.admin import AdminClient
 from hosting.servers import broker_security
 from hosting.servers.broker_security import Passwords
 from hosting.servers.broker_tls import BrokerTls, ensure_broker_tls
+from hosting.servers.cluster_plan import ClusterPlan, NodePlan
 from hosting.servers.local_server import LocalServer
 from hosting.servers.ports import first_free
 from shared.class_archive import class_archive
 from shared.endpoints import BROKER, bootstrap_file
 from shared.errors import MeshError
 from shared.jar_cache import classpath
+from shared.kafka.replication import Durability
 from shared.kafka.security import ADMIN, Credentials, ca_file, local_ca, login_config
 from shared.settings import PROJECT_ROOT, Settings
 
 LOG4J_CONFIG = PROJECT_ROOT / "infra" / "kafka" / "log4j2.properties"
+
+
+#: The broker's own topics on a single broker: one replica, one in sync.
+ALONE = Durability(1, 1)
 
 
 class BrokerError(MeshError):
@@ -56,14 +66,23 @@ class BrokerInfo:
 
 
 class LocalBroker(LocalServer[BrokerInfo]):
-    """Start, find and stop the local broker whose files live in ``settings.home / "kafka"``."""
+    """Start, find and stop the local broker whose files live in ``settings.home / "kafka"``,
+    or (given the cluster's plan) node ``node`` of the local cluster."""
 
     name = BROKER
     program = "the Kafka broker"
     error = BrokerError
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, plan: ClusterPlan | None = None, node: int = 1) -> None:
+        # A MESH_HOME made as a cluster: its node 1 (whoever asks) never acts as a lone broker.
+        self.plan = plan or ClusterPlan.load(settings.home)
+        self.node: NodePlan | None = self.plan.node(node) if self.plan else None
+        if self.plan is not None:
+            self.name = BROKER if node == 1 else f"{BROKER}-{node}"
+            self.program = f"Kafka node {node} of {self.plan.size}"
         super().__init__(settings, start_timeout_s=settings.broker_start_timeout)
+        #: Where the cluster's shared files live (node 1's folder): passwords, TLS, the plan.
+        self.cluster_dir = settings.home / BROKER
         self.data_dir = self.dir / "data"
         self.config_file = self.dir / "server.properties"
         self.pid_file = self.process.pid_file
@@ -74,13 +93,17 @@ class LocalBroker(LocalServer[BrokerInfo]):
 
     # what differs from the other local servers ----------------------------------------------
     def _launch_plan(self) -> tuple[list[str], BrokerInfo]:
-        host = self.settings.broker_host
-        port, controller_port = self._choose_ports(host)
+        if self.plan is not None and self.node is not None:
+            host, port, controller_port = (self.plan.host, self.node.port,
+                                           self.node.controller_port)  # fmt: skip
+        else:
+            host = self.settings.broker_host
+            port, controller_port = self._choose_ports(host)
         formatted = (self.data_dir / "meta.properties").exists()
         secret = tls = None
-        if broker_security.secure_start(self.settings, self.dir, formatted):
-            secret = broker_security.passwords(self.settings, self.dir)
-            tls = ensure_broker_tls(ca_file(self.settings), self.dir, [host])
+        if broker_security.secure_start(self.settings, self.cluster_dir, formatted):
+            secret = broker_security.passwords(self.settings, self.cluster_dir)
+            tls = ensure_broker_tls(ca_file(self.settings), self.cluster_dir, [host])
         self._write_config(host, port, controller_port, secret, tls)
         self._format_storage(secret)
         archive = class_archive(self.settings, "kafka-broker", [classpath("kafka", self.settings)])
@@ -101,19 +124,23 @@ class LocalBroker(LocalServer[BrokerInfo]):
             client = AdminClient(config)
             self._admin = (info.bootstrap, client)
         try:
-            return bool(self._admin[1].list_topics(timeout=1).brokers)
+            brokers = self._admin[1].list_topics(timeout=1).brokers
         except Exception:  # not up yet: the next probe asks again
             return False
+        return bool(brokers) if self.node is None else self.node.node in brokers
 
     def _describe(self, info: BrokerInfo) -> str:
-        return f"on {info.bootstrap}" + (
+        quorum = ""
+        if self.plan is not None:
+            quorum = f" (a node joins once {self.plan.size // 2 + 1} of the {self.plan.size} start)"
+        return f"on {info.bootstrap}{quorum}" + (
             " (secure: SASL/SCRAM over TLS, ACLs)" if self.secure else ""
         )
 
     @property
     def secure(self) -> bool:
         """Clients must log in (see :mod:`hosting.servers.broker_security`)."""
-        return self.settings.broker_secure or (self.dir / broker_security.MARKER).exists()
+        return self.settings.broker_secure or (self.cluster_dir / broker_security.MARKER).exists()
 
     def _timeout_hint(self) -> str:
         return " (raise MESH_BROKER_START_TIMEOUT)"
@@ -136,12 +163,15 @@ class LocalBroker(LocalServer[BrokerInfo]):
         self.info_file.write_text(json.dumps(where))
 
     def _announce(self, info: BrokerInfo) -> None:
-        """Clients find it through the bootstrap file only once it answers."""
-        bootstrap_file(self.settings.home).write_text(info.bootstrap + "\n")
+        """Clients find it through the bootstrap file only once it answers (a cluster's list is
+        the cluster's to publish)."""
+        if self.plan is None:
+            bootstrap_file(self.settings.home).write_text(info.bootstrap + "\n")
 
     def _unpublish(self) -> None:
-        for path in (self.info_file, bootstrap_file(self.settings.home)):
-            path.unlink(missing_ok=True)
+        self.info_file.unlink(missing_ok=True)
+        if self.plan is None:
+            bootstrap_file(self.settings.home).unlink(missing_ok=True)
 
     # the broker's own preparation ----------------------------------------------------------
     def _choose_ports(self, host: str) -> tuple[int, int]:
@@ -157,9 +187,14 @@ class LocalBroker(LocalServer[BrokerInfo]):
         """Mode 0600: a secure broker's passwords are in it."""
         self.config_file.touch(mode=0o600)
         self.config_file.chmod(0o600)
+        cluster = {}
+        if self.plan is not None and self.node is not None:
+            cluster = {"node": self.node.node, "voters": self.plan.voters,
+                       "internal": self.plan.internal_durability}  # fmt: skip
         self.config_file.write_text(
-            broker_properties(host, port, controller_port, self.data_dir, secure=secret, tls=tls)
-        )
+            broker_properties(host, port, controller_port, self.data_dir, secure=secret, tls=tls,
+                              **cluster)  # type: ignore[arg-type]
+        )  # fmt: skip
 
     def _java(
         self, main_class: str, *args: str, java_options: list[str] | None = None
@@ -192,7 +227,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
         broker gets its admin's credential now: it cannot be added later."""
         if (self.data_dir / "meta.properties").exists():
             return
-        cluster_id = _kraft_cluster_id()
+        cluster_id = self.plan.cluster_id if self.plan else kraft_cluster_id()
         command = self._java(
             "kafka.tools.StorageTool", "format", "--ignore-formatted",
             f"--cluster-id={cluster_id}", "--config", str(self.config_file),
@@ -203,7 +238,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
             detail = (result.stderr or result.stdout).strip().splitlines()[-1:]
             raise BrokerError(f"formatting {self.data_dir} failed: {' '.join(detail)}")
         if secret is not None:
-            broker_security.mark_secure(self.dir)
+            broker_security.mark_secure(self.cluster_dir)
 
 
 def broker_properties(
@@ -216,19 +251,26 @@ def broker_properties(
     advertised_host: str | None = None,
     secure: Passwords | None = None,
     tls: BrokerTls | None = None,
+    node: int = 1,
+    voters: str | None = None,
+    internal: Durability = ALONE,
 ) -> str:
-    """The single-node KRaft broker's ``server.properties``: the local mesh's and the broker
-    image's (which gets placeholders its entrypoint fills in). ``host`` is where the controller
-    quorum is reached; the listeners bind ``listen_host`` and clients are sent to
-    ``advertised_host`` (both ``host`` unless given: a container on a bridge network binds
-    0.0.0.0 and advertises a name the clients resolve). ``secure``: SASL listeners and ACLs
-    (:mod:`hosting.servers.broker_security`)."""
+    """A KRaft node's ``server.properties``: the local mesh's and the broker image's (which gets
+    placeholders its entrypoint fills in). ``host`` is where the controller quorum is reached;
+    the listeners bind ``listen_host`` and clients are sent to ``advertised_host`` (both ``host``
+    unless given: a container on a bridge network binds 0.0.0.0 and advertises a name the
+    clients resolve). ``secure``: SASL listeners and ACLs (:mod:`hosting.servers.broker_security`).
+    A node of a cluster names every voter (``voters``) and gives the broker's own topics
+    (consumer offsets, transactions, share groups) the ``internal`` replication; alone it is node
+    1, its own only voter, and everything has one replica."""
     listen = listen_host or host
     advertised = advertised_host or host
+    voters = voters or f"{node}@{host}:{controller_port}"
+    replicas, min_isr = str(internal.replication), str(internal.min_insync)
     properties = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@{host}:{controller_port}",
+        "node.id": str(node),
+        "controller.quorum.voters": voters,
         "listeners": f"PLAINTEXT://{listen}:{port},CONTROLLER://{listen}:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://{advertised}:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -237,12 +279,14 @@ def broker_properties(
         "log.dirs": str(data_dir),
         "num.partitions": "1",
         "auto.create.topics.enable": "false",
-        "offsets.topic.replication.factor": "1",
+        "offsets.topic.replication.factor": replicas,
         "offsets.topic.num.partitions": "8",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
+        "transaction.state.log.replication.factor": replicas,
+        "transaction.state.log.min.isr": min_isr,
+        "share.coordinator.state.topic.replication.factor": replicas,
+        "share.coordinator.state.topic.min.isr": min_isr,
+        "default.replication.factor": replicas,
+        "min.insync.replicas": min_isr,
         "group.initial.rebalance.delay.ms": "0",
         "log.cleaner.min.compaction.lag.ms": "0",
         "log.segment.bytes": str(64 * 1024 * 1024),
@@ -251,12 +295,12 @@ def broker_properties(
         if tls is None:
             raise ValueError("a secure broker needs its TLS files")
         properties |= broker_security.secure_properties(
-            listen, advertised, host, port, controller_port, secure, tls
+            listen, advertised, voters, port, controller_port, secure, tls
         )
     return "".join(f"{k}={v}\n" for k, v in properties.items())
 
 
-def _kraft_cluster_id() -> str:
+def kraft_cluster_id() -> str:
     """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
 
     It may start with "-", which is why the format command gets it as ``--cluster-id=ID``.

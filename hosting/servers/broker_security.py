@@ -65,18 +65,18 @@ def format_arguments(secret: Passwords) -> list[str]:
 
 
 def secure_properties(
-    listen: str, advertised: str, host: str, port: int | str, controller_port: int | str,
+    listen: str, advertised: str, voters: str, port: int | str, controller_port: int | str,
     secret: Passwords, tls: BrokerTls,
 ) -> dict[str, str]:  # fmt: skip
     """The listener, TLS, login and authorizer keys of a secure broker (they replace the plain
-    broker's listener keys)."""
+    broker's listener keys); ``voters``: the controller quorum, every node of a cluster."""
     scram = "org.apache.kafka.common.security.scram.ScramLoginModule"
     plain = "org.apache.kafka.common.security.plain.PlainLoginModule"
     return {
         "listeners": f"CLIENT://{listen}:{port},CONTROLLER://{listen}:{controller_port}",
         "advertised.listeners": f"CLIENT://{advertised}:{port}",
         "listener.security.protocol.map": "CLIENT:SASL_SSL,CONTROLLER:SASL_PLAINTEXT",
-        "controller.quorum.voters": f"1@{host}:{controller_port}",
+        "controller.quorum.voters": voters,
         "inter.broker.listener.name": "CLIENT",
         "sasl.mechanism.inter.broker.protocol": MECHANISM,
         "sasl.mechanism.controller.protocol": "PLAIN",

@@ -35,9 +35,10 @@ ADDRESS_IN_USE = "address already in use"
 class LocalServer(Generic[InfoT]):
     """Start, find and stop one local server; ``InfoT`` is where it listens."""
 
-    #: The process (and folder under MESH_HOME), and the program's name in messages.
-    name: ClassVar[str]
-    program: ClassVar[str]
+    #: The process (and folder under MESH_HOME), and the program's name in messages (a server
+    #: with several processes, the brokers of a local cluster, names each instance).
+    name: str
+    program: str
     #: What goes wrong is raised as this.
     error: ClassVar[type[MeshError]]
     #: Environment variables the program reads as configuration: not passed on to it.
@@ -98,9 +99,9 @@ class LocalServer(Generic[InfoT]):
         address is tried again with new ports, up to PORT_RACE_ATTEMPTS times."""
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
             log_start = self._log_size()
-            info, started = self._launch_unless_running()
+            info, started = self.launch_unless_running()
             try:
-                self._wait_ready(info)
+                self.wait_ready(info)
             except BaseException as failure:
                 if not started:
                     raise
@@ -114,7 +115,7 @@ class LocalServer(Generic[InfoT]):
             return info, started
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _launch_unless_running(self) -> tuple[InfoT, bool]:
+    def launch_unless_running(self) -> tuple[InfoT, bool]:
         """Under the start lock: where the running server listens, or a new one launched."""
         with folder_lock(self.dir / "starting", self.error):
             info = self.running()
@@ -158,7 +159,7 @@ class LocalServer(Generic[InfoT]):
     def tail_log(self, lines: int = 10) -> str:
         return " | ".join(self.process.tail_log(lines)) or "(no log)"
 
-    def _wait_ready(self, info: InfoT) -> None:
+    def wait_ready(self, info: InfoT) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.process.running() is None:

@@ -40,9 +40,9 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
-from shared.endpoints import first_broker
+from shared.endpoints import broker_addresses
 from shared.errors import MeshError
-from shared.kafka.wire import Connection, WireError, string
+from shared.kafka.wire import Connection, Reader, WireError, string
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +98,8 @@ def leave(config: Mapping[str, Any], timeout: float = 5.0) -> bool:
 def _leave(
     bootstrap: str, login: Mapping[str, Any], group: str, instance: str, timeout: float
 ) -> bool:
-    host, port = first_broker(bootstrap)
     for _ in range(3):  # the coordinator may move between the two requests
-        with Connection(host, port, login, timeout) as any_broker:
-            answer = any_broker.request(FIND_COORDINATOR, 1, string(group) + b"\x00")
+        host, answer = _find_coordinator(bootstrap, login, group, timeout)
         answer.int32()  # throttle time
         code, message = answer.int16(), answer.string()
         if code != _NONE:
@@ -124,3 +122,18 @@ def _leave(
                 raise WireError(f"LeaveGroup refused for {instance} (error {member_code})")
         return True
     raise WireError(f"the coordinator of group {group} kept moving")
+
+
+def _find_coordinator(
+    bootstrap: str, login: Mapping[str, Any], group: str, timeout: float
+) -> tuple[str, Reader]:
+    """Ask the bootstrap list's brokers in turn (one of a cluster may be down) where the group's
+    coordinator is; the broker that answered and its answer."""
+    failures = []
+    for host, port in broker_addresses(bootstrap):
+        try:
+            with Connection(host, port, login, timeout) as any_broker:
+                return host, any_broker.request(FIND_COORDINATOR, 1, string(group) + b"\x00")
+        except WireError as error:
+            failures.append(f"{host}:{port}: {error}")
+    raise WireError("no broker answered: " + "; ".join(failures))
