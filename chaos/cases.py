@@ -1,6 +1,7 @@
 """The suite's cases by name, in the order `make chaos` runs them (issue 19's numbering in the
 comments). Each is ``case(settings, work, short) -> CaseResult`` on the broker ``settings`` name
-(broker_kill and secure_mesh start a broker of their own: a fault, or security, must not
+(broker_kill and secure_mesh start a broker of their own, cluster_broker_kill a whole
+mesh on a 3-node cluster of its own: a fault, or security, must not
 hit the others; the metrics cases start an InfluxDB of their own)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from chaos import (
     aggregator_faults,
     broker_faults,
+    cluster_faults,
     detector_errors,
     detector_faults,
     disk_faults,
@@ -41,6 +43,7 @@ CASES: dict[str, Case] = {
     "home_unwritable": disk_faults.home_unwritable,  # 13
     "secure_mesh": security.secure_mesh,  # 14
     "detector_restart_in_place": detector_faults.detector_restart_in_place,  # 15 (issue 34)
+    "cluster_broker_kill": cluster_faults.cluster_broker_kill,  # 16 (issue 48)
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).

@@ -12,7 +12,7 @@ from shared.kafka.apply import Action, apply_topics
 from shared.kafka.config import admin_config
 from shared.kafka.inspect import topic_views
 from shared.kafka.security import client_security
-from shared.kafka.topics import declared_topics, load_topics, with_prefix
+from shared.kafka.topics import TopicSpec, declared_topics, load_topics, with_prefix
 from shared.settings import Settings
 
 
@@ -35,6 +35,7 @@ def apply_declared(settings: Settings, path: str | None = None) -> int:
     specs = with_prefix(load_topics(source), settings.topic_prefix)
     admin = AdminClient(admin_config(settings, log_level=2))
     outcomes = apply_topics(admin, specs)
+    _warn_small_cluster(admin, specs)
     for outcome in outcomes:
         print(outcome.line())
     drift = [o for o in outcomes if o.action is Action.DRIFT]
@@ -42,6 +43,19 @@ def apply_declared(settings: Settings, path: str | None = None) -> int:
         print(f"{len(drift)} topic(s) drifted from {source.name}; see above")
         return 1
     return 0
+
+
+def _warn_small_cluster(admin: AdminClient, specs: list[TopicSpec]) -> None:
+    """A cluster of two (or a declaration above the brokers there are) gets less than declared:
+    said once, not an error (the embedded single broker is the documented default)."""
+    brokers = len(admin.list_topics(timeout=10).brokers)
+    asked = max((s.durability.replication for s in specs), default=1)
+    if 1 < brokers < asked:
+        fitted = specs[0].on_cluster(brokers)
+        print(f"warning: this cluster has {brokers} brokers: topics get replication "
+              f"{fitted.replication_factor} and min.insync.replicas "
+              f"{fitted.config['min.insync.replicas']}, not the declared {asked}; add brokers "
+              "for a cluster that keeps every acknowledged record when one is lost")  # fmt: skip
 
 
 def run_apply(args: argparse.Namespace, settings: Settings) -> int:

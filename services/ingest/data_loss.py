@@ -24,6 +24,7 @@ Spark's source skips it, and in ``fail`` mode stops the query.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,12 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from shared.errors import MeshError
+
+log = logging.getLogger(__name__)
+
+#: A partition whose leader is gone (a lost broker): judged at the next start, not now.
+_NO_LEADER = {KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+              KafkaError.REPLICA_NOT_AVAILABLE}  # fmt: skip
 
 #: What MESH_INGEST_ON_DATA_LOSS may say.
 REPORT, FAIL = "report", "fail"
@@ -158,6 +165,12 @@ def earliest_offsets(
         except KafkaException as error:
             if error.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 continue  # the topic is gone: another fault, which Spark's source reports
+            if error.args[0].code() in _NO_LEADER:
+                # A lost broker held its only in-sync replica: only that partition waits (a
+                # check that stopped the job here stopped every other partition too, issue 48).
+                log.warning("%s[%d] has no leader now: its data-loss check is skipped this "
+                            "start", partition.topic, partition.partition)  # fmt: skip
+                continue
             raise MeshError(
                 f"could not check the raw topics for data loss: {error.args[0].str()}"
             ) from None

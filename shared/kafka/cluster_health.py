@@ -12,8 +12,9 @@ held, and what that means for the records:
 * **under-replicated**: fewer replicas in sync than assigned (the ISR shrank). Still served;
   one more loss away from one of the above.
 
-A node is known to exist when it answers (it is in the metadata) or when a partition names it as
-a replica; the second is how a lost node is seen on a cluster the mesh did not start. Everything
+A node is known to exist when it is in the metadata or a partition names it as a replica (how a
+lost node is seen on a cluster the mesh did not start); it answers when it is in the metadata and
+takes a connection (a killed node stays in the metadata until the controller fences it). Everything
 comes from one metadata request and, only when some ISR shrank, one config request for those
 topics' ``min.insync.replicas``: no per-partition call, so it answers at once even when a node is
 gone.
@@ -21,6 +22,7 @@ gone.
 
 from __future__ import annotations
 
+import socket
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -106,8 +108,8 @@ class ClusterHealth:
         if self.offline:
             lines.append(
                 f"{len(self.offline)} partitions OFFLINE (no leader: {_names(self.offline)}): "
-                "their records wait, the others flow; bring their node back (replication 1 "
-                "topics: raise it, `mesh topics apply --raise-replication`)"
+                "their records wait, the others flow; bring their node back (a topic with one "
+                "replica has no other: `mesh topics apply` reports it as drift)"
             )
         below = self.below_min_insync
         if below:
@@ -130,7 +132,8 @@ def read_cluster_health(
     """Ask the cluster (any node that answers) for its metadata; KafkaException if none does."""
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2, **(login or {})})
     metadata = admin.list_topics(timeout=timeout)
-    answering = {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()}
+    answering = {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()
+                 if _accepts(str(b.host), int(b.port))}  # fmt: skip
     partitions = tuple(
         PartitionState(name, p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
         for name, topic in sorted(metadata.topics.items())
@@ -141,6 +144,17 @@ def read_cluster_health(
     if not shrunk:
         return health
     return ClusterHealth(answering, partitions, _min_insync(admin, shrunk, timeout))
+
+
+def _accepts(host: str, port: int, timeout: float = 1.0) -> bool:
+    """A node takes connections. The metadata lists a killed node until the controller fences
+    it (broker.session.timeout.ms, 9 s by default): a status asked in between must not call
+    the cluster whole."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def _min_insync(admin: Any, topics: list[str], timeout: float) -> dict[str, int]:

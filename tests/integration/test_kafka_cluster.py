@@ -1,0 +1,123 @@
+"""The local 3-node KRaft cluster as a user meets it: `mesh broker start --brokers 3`, the topics
+applied at 3/2, drift on a topic with fewer replicas, one node stopped and brought back, and the
+bad inputs. One cluster for the module (it starts in ~10 s); the mesh's services are not started
+here: the whole mesh on a cluster, under a broker loss, is chaos case 16 (test_chaos_short)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from mesh_cli import mesh
+
+from shared.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    home = tmp_path_factory.mktemp("cluster") / "home"
+    env = {"MESH_HOME": str(home), "MESH_BROKER_PORT": "0"}
+    started = mesh("broker", "start", "--brokers", "3", env=env, timeout=180)
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert "started Kafka cluster of 3 KRaft nodes" in started.stdout, started.stdout
+        yield env
+    finally:
+        mesh("broker", "stop", env=env, timeout=120)
+
+
+def _bootstrap(env: dict[str, str]) -> str:
+    return (Path(env["MESH_HOME"]) / "kafka" / "bootstrap").read_text().strip()
+
+
+def _eventually(check, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the cluster never showed the change"
+        time.sleep(0.5)
+
+
+def test_topics_get_three_replicas_and_min_insync_two_and_so_do_the_brokers_own(cluster):
+    applied = mesh("topics", "apply", env=cluster)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "warning" not in applied.stdout
+    bootstrap = _bootstrap(cluster)
+    assert len(bootstrap.split(",")) == 3
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    metadata = admin.list_topics(timeout=10)
+    assert sorted(metadata.brokers) == [1, 2, 3]
+    declared = [t for t in metadata.topics if not t.startswith("__")]
+    assert "alerts" in declared and "raw.transactions" in declared
+    for name in declared:
+        assert {len(p.replicas) for p in metadata.topics[name].partitions.values()} == {3}, name
+    resources = [ConfigResource(ResourceType.TOPIC, name) for name in declared]
+    for resource, future in admin.describe_configs(resources).items():
+        assert future.result()["min.insync.replicas"].value == "2", resource.name
+
+    # The offsets topic is made on a group's first commit: with the cluster's replication.
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "cluster-test"})
+    try:
+        consumer.commit(offsets=[TopicPartition("alerts", 0, 0)], asynchronous=False)
+    finally:
+        consumer.close()
+    offsets = admin.list_topics(timeout=10).topics["__consumer_offsets"].partitions.values()
+    assert {len(p.replicas) for p in offsets} == {3}
+
+
+def test_a_declared_topic_with_fewer_replicas_is_drift(cluster, tmp_path):
+    prefix = f"drift{int(time.time())}."
+    admin = AdminClient({"bootstrap.servers": _bootstrap(cluster)})
+    admin.create_topics([NewTopic(f"{prefix}alerts", 8, 1)])[f"{prefix}alerts"].result()
+    applied = mesh("topics", "apply", env={**cluster, "MESH_TOPIC_PREFIX": prefix})
+    assert applied.returncode == 1, applied.stdout
+    assert f"drift     {prefix}alerts: has replication 1, declared 3" in applied.stdout
+    assert "has replication 1, declared 3 on this cluster of 3 brokers" in applied.stdout
+
+
+def test_a_stopped_node_is_shown_lost_and_rejoins(cluster):
+    stopped = mesh("broker", "stop", "--node", "2", env=cluster)
+    assert stopped.returncode == 0 and "stopped Kafka node 2" in stopped.stdout, stopped.stdout
+    status = mesh("broker", "status", env=cluster)
+    assert status.returncode == 1
+    assert "Kafka node 2 of 3" in status.stdout and "NOT RUNNING" in status.stdout, status.stdout
+
+    # Records still go in with acks=all: two in-sync replicas of three are enough.
+    producer = Producer({"bootstrap.servers": _bootstrap(cluster), "acks": "all",
+                         "enable.idempotence": True})  # fmt: skip
+    errors: list[object] = []
+    for n in range(100):
+        producer.produce("alerts", str(n).encode(), on_delivery=lambda e, _m: errors.append(e))
+    assert producer.flush(30) == 0
+    assert errors == [None] * 100
+
+    whole = mesh("status", env=cluster)
+    assert "kafka    PART   2 of 3 nodes answer" in whole.stdout, whole.stdout
+    assert "node 2 LOST" in whole.stdout and "mesh broker start --node 2" in whole.stdout
+
+    back = mesh("broker", "start", "--node", "2", env=cluster, timeout=120)
+    assert back.returncode == 0 and "started Kafka node 2" in back.stdout, back.stdout
+
+    def whole_again() -> bool:
+        return "kafka    UP     3 of 3 nodes answer" in mesh("status", env=cluster).stdout
+
+    _eventually(whole_again, timeout=60)
+
+
+def test_bad_sizes_get_one_line_each(cluster, tmp_path):
+    fresh = {"MESH_HOME": str(tmp_path / "fresh"), "MESH_BROKER_PORT": "0"}
+    zero = mesh("up", "--brokers", "0", env=fresh)
+    assert zero.returncode == 2 and "give 1 to 9 nodes, not '0'" in zero.stderr, zero.stderr
+    variable = mesh("broker", "start", env={**fresh, "MESH_BROKERS": "0"})
+    assert variable.returncode != 0 and len(variable.stderr.strip().splitlines()) == 1
+    assert "MESH_BROKERS=0" in variable.stderr and "Traceback" not in variable.stderr
+    other_size = mesh("broker", "start", "--brokers", "5", env=cluster)
+    assert other_size.returncode != 0, other_size.stdout
+    assert "was made with 3 nodes" in other_size.stderr, other_size.stderr
+    assert not (Path(fresh["MESH_HOME"]) / "kafka").exists()
+    assert Settings.from_env({"MESH_BROKERS": "3"}).brokers == 3
