@@ -85,9 +85,12 @@ def stop_broker(settings: Settings) -> None:
     if settings.uses_external_kafka:
         print("MESH_BOOTSTRAP_SERVERS is set: mesh did not start that Kafka and will not stop it")
         return
-    stopped = LocalKafka(settings).stop()
-    for info in stopped:
-        print(f"stopped Kafka pid {info.pid} ({info.bootstrap})")
+    kafka = LocalKafka(settings)
+    cluster = kafka.plan is not None
+    stopped = kafka.stop()
+    for state in stopped:
+        what = f"Kafka node {state.node}" if cluster else "Kafka broker"
+        print(f"stopped {what} pid {state.info.pid if state.info else '?'} ({state.address})")
     if not stopped:
         print("no local Kafka broker was running")
 

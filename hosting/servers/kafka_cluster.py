@@ -125,7 +125,7 @@ class LocalKafka:
         bootstrap_file(self.home).write_text(broker.plan.bootstrap + "\n")
         return broker.running() or info, started
 
-    def stop(self, timeout: float = 30.0) -> list[BrokerInfo]:
+    def stop(self, timeout: float = 30.0) -> list[NodeState]:
         """Stop every node at once; the ones that ran.
 
         One at a time, the last node left alone has lost its quorum: its controlled shutdown
@@ -133,9 +133,10 @@ class LocalKafka:
         `mesh down` took 100 s so). Stopped together, they shut down as one cluster."""
         nodes = self.nodes()
         with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
-            stopped = [info for info in pool.map(lambda n: n.stop(timeout), nodes) if info]
+            infos = list(pool.map(lambda n: n.stop(timeout), nodes))
         bootstrap_file(self.home).unlink(missing_ok=True)
-        return stopped
+        return [NodeState(node.node.node if node.node else 1, info.bootstrap, info)
+                for node, info in zip(nodes, infos, strict=True) if info]  # fmt: skip
 
     # the plan ---------------------------------------------------------------------------------
     def _asked(self) -> int:
