@@ -32,9 +32,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
+from chaos.case_run import DRAIN_S, Load
 from chaos.report import CaseResult
 from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
@@ -53,31 +53,20 @@ SEED = "48"
 KILL_AT = 0.4
 #: The window after the kill whose records' notification latency is the "during the fault" p99.
 FAULT_WINDOW_S = 30.0
-#: The longest the mesh may take to notify the last planted fraud after the feed ended.
-DRAIN_S = 180.0
 
 
-@dataclass(frozen=True)
-class Feed:
-    """How much, how fast: the short form for `make test`, the long one for `make chaos`."""
-
-    rate: int
-    seconds: int
-
-    @classmethod
-    def of(cls, short: bool) -> Feed:
-        return cls(400, 60) if short else cls(800, 180)
-
-    @property
-    def count(self) -> int:
-        return self.rate * self.seconds
+def _feed(short: bool) -> Load:
+    """The short form for `make test`, the long one for `make chaos`: the whole mesh on two
+    cores takes less than the echo cases' rates."""
+    return Load(60.0, 400.0) if short else Load(180.0, 800.0)
 
 
 def cluster_broker_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
     home = work / "cluster-mesh"
     env = _mesh_env(settings, home)
     mesh_settings = Settings.from_env(env)
-    feed = Feed.of(short)
+    feed = _feed(short)
+    count = int(feed.seconds * feed.rate)
     failures: list[str] = []
     notes: list[str] = []
     up = _mesh(env, "up", "--brokers", "3", timeout=600)
@@ -88,8 +77,8 @@ def cluster_broker_kill(settings: Settings, work: Path, short: bool) -> CaseResu
         before = _routed(bootstrap)
         started_ms = time.time() * 1000
         producer = subprocess.Popen(
-            [sys.executable, "-m", "control.cli.main", "produce", "--count", str(feed.count),
-             "--rate", str(feed.rate), "--fraud-share", "0.01", "--customers", "100000",
+            [sys.executable, "-m", "control.cli.main", "produce", "--count", str(count),
+             "--rate", str(int(feed.rate)), "--fraud-share", "0.01", "--customers", "100000",
              "--seed", SEED, "--no-progress"],
             env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True,
@@ -112,7 +101,7 @@ def cluster_broker_kill(settings: Settings, work: Path, short: bool) -> CaseResu
         if f"node {victim} LOST" not in status.stdout:
             failures.append(f"`mesh status` during the loss did not say node {victim} LOST: "
                             f"{status.stdout[:300]!r}")  # fmt: skip
-        output, _ = producer.communicate(timeout=feed.seconds * 3 + 120)
+        output, _ = producer.communicate(timeout=int(feed.seconds) * 3 + 120)
         mid_run &= producer.returncode == 0 or "acknowledged" in output
         sent, acknowledged = _produced(output)
         planted = _planted(home)

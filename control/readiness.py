@@ -153,7 +153,9 @@ class _Cluster:
                               seed=time.time_ns() % 2**31, invalid_share=0.0,
                               fraud_share=0.0)  # fmt: skip
         wanted, names = set(types), TopicNames.of(self.settings)
-        producer = Producer(producer_config(self.settings))
+        # Warnings only retried (a cluster's transaction coordinator still loading) would land
+        # in `mesh up`'s own output: errors only.
+        producer = Producer(producer_config(self.settings, log_level=3))
         for record in generate(stream):
             if record.topic_suffix in wanted:
                 wanted.discard(record.topic_suffix)

@@ -22,6 +22,19 @@ from shared.kafka.security import spark_kafka_options
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
+#: The deadline of a Kafka call of ingest's sources: the driver's offset lookups (Spark's
+#: KafkaOffsetReaderAdmin) and the executors' consumers alike (Spark gives both the same
+#: settings). Kafka's default, 60 s, is how long routing stopped when a broker of three was
+#: SIGKILLed: the driver's lookup kept asking the dead leader until its deadline, though the
+#: cluster had a new one ~9 s after the kill; Spark then tried again and went on (issue 48).
+#: 10 s was too short: an executor's consumer, whose position lookup has the same deadline,
+#: failed its task before the new leader was known, and the query with it. A try that ends is
+#: retried, a second apart, with fresh metadata; the tries together are as long as before.
+OFFSET_CALL_TIMEOUT_MS = 20_000
+OFFSET_CALL_TRIES = 3
+#: One request's answer: Kafka requires it no longer than a call's deadline (default 30 s).
+REQUEST_TIMEOUT_MS = 10_000
+
 
 @dataclass(frozen=True)
 class IngestInputs:
@@ -57,6 +70,9 @@ class IngestInputs:
             .option("includeHeaders", "true")
             .option("failOnDataLoss", str(config.fail_on_data_loss).lower())
             .option("kafka.metadata.max.age.ms", "5000")  # a new raw.<type> topic within seconds
+            .option("kafka.default.api.timeout.ms", str(OFFSET_CALL_TIMEOUT_MS))
+            .option("kafka.request.timeout.ms", str(REQUEST_TIMEOUT_MS))
+            .option("fetchOffset.numRetries", str(OFFSET_CALL_TRIES))
             .option("groupIdPrefix", self.group_prefix)
             .options(**self.kafka_options)
         )
