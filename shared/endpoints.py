@@ -27,6 +27,7 @@ __all__ = [
     "NoBrokerError",
     "bootstrap_file",
     "broker_addresses",
+    "broker_process_name",
     "cluster_file",
     "first_broker",
     "influx_url_file",
@@ -67,22 +68,34 @@ def cluster_file(home: Path) -> Path:
     return home / BROKER / "cluster.json"
 
 
-def local_broker_names(home: Path) -> list[str]:
-    """The local processes of this MESH_HOME's Kafka: ``kafka`` (node 1), then ``kafka-2``,
-    ``kafka-3``... for the other nodes of a local cluster."""
+def broker_process_name(node: int) -> str:
+    """The local process (and folder under MESH_HOME) of Kafka node ``node``: ``kafka`` for
+    node 1 (the single broker's, kept for it), ``kafka-N`` for the others of a local cluster."""
+    return BROKER if node == 1 else f"{BROKER}-{node}"
+
+
+def _cluster_plan(home: Path) -> dict:
+    """The raw plan of a local cluster (:mod:`hosting.servers.cluster_plan` writes and checks
+    it), or {} for one broker or none."""
     try:
-        nodes = len(json.loads(cluster_file(home).read_text())["nodes"])
-    except (OSError, ValueError, KeyError, TypeError):
-        nodes = 1
-    return [BROKER] + [f"{BROKER}-{node}" for node in range(2, nodes + 1)]
+        plan = json.loads(cluster_file(home).read_text())
+        return plan if isinstance(plan, dict) and isinstance(plan.get("nodes"), list) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def local_broker_names(home: Path) -> list[str]:
+    """The local processes of this MESH_HOME's Kafka, node 1 first."""
+    nodes = len(_cluster_plan(home).get("nodes", [])) or 1
+    return [broker_process_name(node) for node in range(1, nodes + 1)]
 
 
 def _cluster_bootstrap(home: Path) -> str:
     """Every node's address of a local cluster (its plan names them all), "" for one broker."""
+    plan = _cluster_plan(home)
     try:
-        plan = json.loads(cluster_file(home).read_text())
-        return ",".join(f"{plan['host']}:{node['port']}" for node in plan["nodes"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return ",".join(f"{plan['host']}:{node['port']}" for node in plan.get("nodes", []))
+    except (KeyError, TypeError):
         return ""
 
 

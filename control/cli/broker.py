@@ -110,6 +110,8 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         print(f"external Kafka: {settings.bootstrap_servers}")
         return 0
     kafka = LocalKafka(settings)
+    if args.node is not None:
+        kafka.node(args.node)  # one line when there is no such node
     states = [s for s in kafka.states() if args.node in (None, s.node)]
     if len(states) == 1 and kafka.plan is None:
         info = states[0].info

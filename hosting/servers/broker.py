@@ -33,7 +33,7 @@ from hosting.servers.cluster_plan import ClusterPlan, NodePlan
 from hosting.servers.local_server import LocalServer
 from hosting.servers.ports import first_free
 from shared.class_archive import class_archive
-from shared.endpoints import BROKER, bootstrap_file
+from shared.endpoints import BROKER, bootstrap_file, broker_process_name
 from shared.errors import MeshError
 from shared.jar_cache import classpath
 from shared.kafka.replication import Durability
@@ -78,7 +78,7 @@ class LocalBroker(LocalServer[BrokerInfo]):
         self.plan = plan or ClusterPlan.load(settings.home)
         self.node: NodePlan | None = self.plan.node(node) if self.plan else None
         if self.plan is not None:
-            self.name = BROKER if node == 1 else f"{BROKER}-{node}"
+            self.name = broker_process_name(node)
             self.program = f"Kafka node {node} of {self.plan.size}"
         super().__init__(settings, start_timeout_s=settings.broker_start_timeout)
         #: Where the cluster's shared files live (node 1's folder): passwords, TLS, the plan.

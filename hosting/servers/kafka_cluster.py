@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from hosting.servers.broker import BrokerError, BrokerInfo, LocalBroker, kraft_cluster_id
 from hosting.servers.cluster_plan import ClusterPlan, NodePlan
 from hosting.servers.ports import first_free
-from shared.endpoints import bootstrap_file, cluster_file
+from shared.endpoints import bootstrap_file, broker_process_name, cluster_file
 from shared.errors import ConfigError
 from shared.file_lock import folder_lock
 from shared.settings import Settings
@@ -99,21 +99,23 @@ class LocalKafka:
             return info.bootstrap, [NodeState(1, info.bootstrap, info)] if started else []
         plan = self._plan_for(size)
         brokers = [LocalBroker(self.settings, plan, n.node) for n in plan.nodes]
-        launched = []
+        launched, waiting = [], []
         for broker in brokers:  # all first: a node answers only once a majority of voters runs
             info, started = broker.launch_unless_running()
+            waiting.append((broker, info))
             if started:
                 launched.append(broker)
         try:
-            for broker in brokers:
-                broker.wait_ready(broker.running() or _planned(plan, broker))
+            for broker, info in waiting:
+                broker.wait_ready(info)
         except BaseException:
             for broker in launched:
                 broker.stop(timeout=5)
             raise
         bootstrap_file(self.home).write_text(plan.bootstrap + "\n")
         launched_names = {b.name for b in launched}
-        return plan.bootstrap, [s for s in self.states() if _name(s.node) in launched_names]
+        return plan.bootstrap, [s for s in self.states()
+                                if broker_process_name(s.node) in launched_names]  # fmt: skip
 
     def start_node(self, node: int) -> tuple[BrokerInfo, bool]:
         """Start one node (a cluster's comes back at its old ports) and wait until it answers."""
@@ -179,12 +181,3 @@ class LocalKafka:
             taken.add(controller)
             nodes.append(NodePlan(node, port, controller))
         return ClusterPlan(host, kraft_cluster_id(), tuple(nodes))
-
-
-def _name(node: int) -> str:
-    return "kafka" if node == 1 else f"kafka-{node}"
-
-
-def _planned(plan: ClusterPlan, broker: LocalBroker) -> BrokerInfo:
-    assert broker.node is not None
-    return BrokerInfo(0, broker.node.port, broker.node.controller_port, plan.host)
