@@ -1,6 +1,6 @@
 """The suite's cases by name, in the order `make chaos` runs them (issue 19's numbering in the
 comments). Each is ``case(settings, work, short) -> CaseResult`` on the broker ``settings`` name
-(broker_kill and secure_mesh start a broker of their own, cluster_broker_kill a whole
+(broker_kill and secure_mesh start a broker of their own, the cluster cases a whole
 mesh on a 3-node cluster of its own: a fault, or security, must not
 hit the others; the metrics cases start an InfluxDB of their own)."""
 
@@ -44,6 +44,9 @@ CASES: dict[str, Case] = {
     "secure_mesh": security.secure_mesh,  # 14
     "detector_restart_in_place": detector_faults.detector_restart_in_place,  # 15 (issue 34)
     "cluster_broker_kill": cluster_faults.cluster_broker_kill,  # 16 (issue 48)
+    "cluster_broker_hang": cluster_faults.cluster_broker_hang,  # 17 (issue 48)
+    "cluster_controller_kill": cluster_faults.cluster_controller_kill,  # 18 (issue 48)
+    "cluster_rolling_restart": cluster_faults.cluster_rolling_restart,  # 19 (issue 48)
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
@@ -53,6 +56,17 @@ COVERED_IN_SHORT = {
         "again under its name and checks every record alerted and no rebalance"
     ),
     "metrics_compacted": "aggregator_kill compacts its metrics topic and rebuilds too",
+    "cluster_broker_hang": (
+        "cluster_broker_kill's short form hangs the busiest node for 30 s on its mesh first"
+    ),
+    "cluster_controller_kill": (
+        "cluster_broker_kill's short form SIGKILLs the active controller on its mesh (and starts "
+        "it again, as its last fault needs two nodes)"
+    ),
+    "cluster_rolling_restart": (
+        "cluster_broker_kill's short form brings a killed node back under load and waits until "
+        "it is in every ISR; test_kafka_cluster stops a node gracefully and starts it again"
+    ),
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "
         "under a checkpoint write) and checks the same: the supervisor restarts it on its "

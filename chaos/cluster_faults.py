@@ -1,275 +1,271 @@
-"""Case 16: one broker of three killed under load, on the whole mesh, and not brought back.
+"""Cases 16-19: a broker of three lost, hung, the controller killed, every node restarted, all
+under load on the whole mesh (issue 48).
 
-Issue 48's report, as a case: `mesh up --brokers 3` on a MESH_HOME of its own (a local KRaft
-cluster, every topic at replication 3 and min.insync.replicas 2), `mesh produce` feeding raw
-transactions and logins with planted frauds, and at 40 % of the feed a SIGKILL of the node that
-leads the most partitions. Nobody restarts it. On one broker with replication 1 this lost 61 of
-102 planted frauds and set ingest, the aggregator and two detectors crash-looping.
+Each case is `mesh up --brokers 3` on a MESH_HOME of its own (a local KRaft cluster, every topic
+at replication 3 and min.insync.replicas 2), `mesh produce` feeding raw transactions and logins
+with planted frauds, and its fault at a share of the feed:
 
-The verdict, each from what a user can see:
+16. ``cluster_broker_kill``: SIGKILL of the node leading the most partitions, not restarted (on
+    one broker with replication 1 this lost 61 of 102 planted frauds);
+17. ``cluster_broker_hang``: the node leading the most partitions SIGSTOPped for 30 s, then
+    SIGCONT (its sockets stay open: clients wait on it instead of failing over at once);
+18. ``cluster_controller_kill``: SIGKILL of the active KRaft controller, not restarted;
+19. ``cluster_rolling_restart``: an operator's upgrade, each node in turn stopped gracefully
+    (`mesh broker stop --node N`), started again, and caught up before the next.
 
-* **nothing acknowledged lost**: every raw record the broker acknowledged is routed (the valid
-  ones to the records topics, the invalid ones to their dead letters: counted by offsets, the
-  probes of `mesh up` subtracted), and every planted fraud reaches the webhook (the ground truth
-  against the demo receiver's file);
-* **degrade, never stop**: no supervised service restarted (ingest, aggregator, history,
-  notifier, every detector replica), and `mesh status` during the loss says which node is lost;
-* **the fault mid-run**: after the first planted fraud was notified, while the feed still sent.
+The short form in `make test` runs one mesh with three of them in a row (a mesh start is ~60 s
+of JVMs on two cores): the hang, the controller killed and brought back (it must catch up), then
+the busiest node killed for good. The verdict, each from what a user can see:
 
-Figures: sent, acknowledged, routed (valid and dead-lettered), alerted, notified, lost,
-duplicated (routed beyond acknowledged, and webhook deliveries beyond one per alert), the time
-from the kill until a record sent after it was notified, and raw -> notification p99 of the
-records sent in the 30 s after the kill.
+* **nothing acknowledged lost**: every raw record the broker acknowledged is routed (valid ones
+  to the records topics, invalid ones to their dead letters: by offsets, `mesh up`'s probes
+  subtracted), and every planted fraud reaches a person (the ground truth against the webhook
+  receiver's and the audit file);
+* **degrade, never stop**: no supervised service restarted, and `mesh status` during a loss
+  says which node is lost;
+* **each fault mid-run**: after the first planted fraud was notified, while the feed still sent.
+
+Figures: sent, acknowledged, routed, alerted, notified, lost, duplicated (routed beyond
+acknowledged, webhook deliveries beyond one per alert), and per fault the time until a record
+sent after it was notified and raw -> notification p99 and max of the records of its window.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
-import subprocess
-import sys
 import time
-from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.case_run import DRAIN_S, Load
+from chaos.case_run import Load
+from chaos.cluster_mesh import ClusterMesh, flowing_again_s, produced, window_latency
 from chaos.report import CaseResult
 from chaos.smoke import SmokeFigures
-from control.supervised_service import supervised_child
 from hosting.servers.kafka_cluster import LocalKafka
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.cluster_health import read_cluster_health
-from shared.kafka.inspect import partition_watermarks
-from shared.local_process import LocalProcess
-from shared.percentiles import nearest_rank
 from shared.pids import wait_gone
-from shared.settings import PROJECT_ROOT, Settings
-from tools.notification_summary import delivered, read_lines
+from shared.settings import Settings
 
-SEED = "48"
-#: When the node dies, as a share of the feed.
-KILL_AT = 0.4
-#: The window after the kill whose records' notification latency is the "during the fault" p99.
+#: How long a hung node stays stopped (issue 48).
+HANG_S = 30.0
+#: The longest window after a fault whose records' notification latency is its "during" figure.
 FAULT_WINDOW_S = 30.0
+#: How long a restarted node may take to be back in every ISR.
+CATCH_UP_S = 120.0
 
 
-def _feed(short: bool) -> Load:
-    """The short form for `make test`, the long one for `make chaos`: the whole mesh on two
-    cores takes less than the echo cases' rates."""
-    return Load(60.0, 400.0) if short else Load(180.0, 800.0)
+class ClusterRun:
+    """One case's mesh while it runs: the faults' shared moves and what they noted."""
+
+    def __init__(self, mesh: ClusterMesh, bootstrap: str) -> None:
+        self.mesh, self.bootstrap = mesh, bootstrap
+        self.kafka = LocalKafka(mesh.settings)
+        self.notes: list[str] = []
+        self.failures: list[str] = []
+
+    def pid_of(self, node: int) -> int:
+        for state in self.kafka.states():
+            if state.node == node and state.info is not None:
+                return state.info.pid
+        raise RuntimeError(f"node {node} of the case's cluster is not running")
+
+    def kill(self, node: int) -> None:
+        pid = self.pid_of(node)
+        os.kill(pid, signal.SIGKILL)
+        if not wait_gone(pid, 30):
+            self.failures.append(f"node {node} survived SIGKILL")
+
+    def expect_lost(self, node: int) -> None:
+        """`mesh status` says the node is lost (once the cluster has noticed: a few seconds)."""
+        time.sleep(5)
+        status = self.mesh.run("status", timeout=120)
+        if f"node {node} LOST" not in status.stdout:
+            self.failures.append(f"`mesh status` during the loss did not say node {node} LOST: "
+                                 f"{status.stdout[:300]!r}")  # fmt: skip
+
+    def bring_back(self, node: int) -> None:
+        """`mesh broker start --node N`, then wait until the node is back in every ISR."""
+        started = self.mesh.run("broker", "start", "--node", str(node), timeout=180)
+        if started.returncode != 0:
+            self.failures.append(f"mesh broker start --node {node}: {started.stderr[-300:]}")
+            return
+        began = time.monotonic()
+        while time.monotonic() - began < CATCH_UP_S:
+            if read_cluster_health(self.bootstrap).whole:
+                waited = time.monotonic() - began
+                self.notes.append(f"node {node} back in every ISR {waited:.0f} s after it answered")
+                return
+            time.sleep(1)
+        self.failures.append(f"node {node} was not back in every ISR {CATCH_UP_S:.0f} s after "
+                             "it started again")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault of a case: when it starts (a share of the feed) and what it does; ``act``
+    returns once the fault is over (a hung node resumed, a restarted one caught up)."""
+
+    name: str
+    at: float
+    act: Callable[[ClusterRun], str]
+
+
+def kill_busiest(run: ClusterRun) -> str:
+    node, led = run.mesh.busiest_node(run.bootstrap)
+    run.kill(node)
+    run.expect_lost(node)
+    return f"node {node} (leading {led} partitions) SIGKILLed, not restarted"
+
+
+def hang_busiest(run: ClusterRun) -> str:
+    node, led = run.mesh.busiest_node(run.bootstrap)
+    pid = run.pid_of(node)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(HANG_S)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return f"node {node} (leading {led} partitions) SIGSTOPped {HANG_S:.0f} s, then SIGCONT"
+
+
+def kill_controller(run: ClusterRun) -> str:
+    node = _controller(run)
+    run.kill(node)
+    run.expect_lost(node)
+    return f"active controller node {node} SIGKILLed, not restarted"
+
+
+def kill_controller_and_restart(run: ClusterRun) -> str:
+    node = _controller(run)
+    run.kill(node)
+    run.bring_back(node)
+    return f"active controller node {node} SIGKILLed, started again"
+
+
+def rolling_restart(run: ClusterRun) -> str:
+    for node in sorted(n.node for n in run.kafka.states()):
+        stopped = run.mesh.run("broker", "stop", "--node", str(node), timeout=120)
+        if stopped.returncode != 0:
+            run.failures.append(f"mesh broker stop --node {node}: {stopped.stderr[-300:]}")
+        run.bring_back(node)
+    return "every node stopped gracefully, started again and caught up, one at a time"
+
+
+def _controller(run: ClusterRun) -> int:
+    node = run.kafka.active_controller()
+    if node is None:
+        raise RuntimeError("no node of the case's cluster says which controller leads")
+    return node
 
 
 def cluster_broker_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
-    home = work / "cluster-mesh"
-    env = _mesh_env(settings, home)
-    mesh_settings = Settings.from_env(env)
-    feed = _feed(short)
-    count = int(feed.seconds * feed.rate)
-    failures: list[str] = []
-    notes: list[str] = []
-    up = _mesh(env, "up", "--brokers", "3", timeout=600)
+    if short:  # one mesh for three faults: see the module's docstring
+        faults = [Fault("hang", 0.12, hang_busiest),
+                  Fault("controller kill", 0.5, kill_controller_and_restart),
+                  Fault("busiest kill", 0.75, kill_busiest)]  # fmt: skip
+        return _run("cluster_broker_kill", settings, work, Load(105.0, 400.0), faults)
+    return _run("cluster_broker_kill", settings, work, LONG, [Fault("kill", 0.4, kill_busiest)])
+
+
+def cluster_broker_hang(settings: Settings, work: Path, short: bool) -> CaseResult:
+    return _run("cluster_broker_hang", settings, work, LONG, [Fault("hang", 0.3, hang_busiest)])
+
+
+def cluster_controller_kill(settings: Settings, work: Path, short: bool) -> CaseResult:
+    faults = [Fault("controller kill", 0.4, kill_controller)]
+    return _run("cluster_controller_kill", settings, work, LONG, faults)
+
+
+def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> CaseResult:
+    faults = [Fault("rolling restart", 0.2, rolling_restart)]
+    return _run("cluster_rolling_restart", settings, work, LONG, faults)
+
+
+#: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
+#: cases' rates.
+LONG = Load(180.0, 800.0)
+
+
+def _run(name: str, settings: Settings, work: Path, feed: Load, faults: list[Fault]) -> CaseResult:
+    mesh = ClusterMesh(settings, work / "cluster-mesh")
+    up = mesh.run("up", "--brokers", "3", timeout=600)
     try:
         if up.returncode != 0:
-            return _failed(f"mesh up --brokers 3 failed: {(up.stdout + up.stderr)[-400:]}")
-        bootstrap = resolve_bootstrap(mesh_settings)
-        before = _routed(bootstrap)
-        started_ms = time.time() * 1000
-        producer = subprocess.Popen(
-            [sys.executable, "-m", "control.cli.main", "produce", "--count", str(count),
-             "--rate", str(int(feed.rate)), "--fraud-share", "0.01", "--customers", "100000",
-             "--seed", SEED, "--no-progress"],
-            env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        time.sleep(feed.seconds * KILL_AT)
-        mid_run = bool(_deliveries(home)) and producer.poll() is None
-        restarts_before = _restarts(home)
-        victim, led = _busiest_node(bootstrap)
-        pid = _pid_of(mesh_settings, victim)
-        killed_ms = time.time() * 1000
-        os.kill(pid, signal.SIGKILL)
-        if not wait_gone(pid, 30):
-            failures.append(f"node {victim} survived SIGKILL")
-        notes.append(
-            f"node {victim} (leading {led} partitions) SIGKILLed "
-            f"{(killed_ms - started_ms) / 1000:.0f} s into the feed, not restarted"
-        )
-        time.sleep(5)
-        status = _mesh(env, "status", timeout=120)
-        if f"node {victim} LOST" not in status.stdout:
-            failures.append(f"`mesh status` during the loss did not say node {victim} LOST: "
-                            f"{status.stdout[:300]!r}")  # fmt: skip
-        output, _ = producer.communicate(timeout=int(feed.seconds) * 3 + 120)
-        mid_run &= producer.returncode == 0 or "acknowledged" in output
-        sent, acknowledged = _produced(output)
-        planted = _planted(home)
-        notified = _wait_notified(home, planted)
-        routed, dead_lettered = (a - b for a, b in zip(_routed(bootstrap), before, strict=True))
-        alerted = _alerts(bootstrap)
-        restarted = {name: n - restarts_before.get(name, 0)
-                     for name, n in _restarts(home).items()
-                     if n > restarts_before.get(name, 0)}  # fmt: skip
-        if restarted:
-            failures.append("restarted during the loss: " + ", ".join(
-                f"{name} {n}x" for name, n in sorted(restarted.items())))  # fmt: skip
-        missing = planted - notified
-        if missing:
-            failures.append(f"{len(missing)} of {len(planted)} planted frauds never notified "
-                            f"(e.g. {sorted(missing)[:2]})")  # fmt: skip
-        deliveries = _deliveries(home)
-        repeats = _repeats(home)
-        flowing = _flowing_again_s(deliveries, killed_ms)
-        p99 = _fault_p99(deliveries, killed_ms)
-        notes.append(
-            f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged; "
-            f"alerts {alerted}; planted notified {len(notified & planted)} of {len(planted)}; "
-            f"webhook repeats {repeats}; notifications flowing again "
-            + (f"{flowing:.1f} s after the kill" if flowing is not None else "never")
-            + (f"; raw -> notification p99 {p99:.0f} ms for records of the {FAULT_WINDOW_S:.0f}"
-               " s after the kill" if p99 is not None else "")
-        )  # fmt: skip
-        figures = SmokeFigures(
-            sent=sent, acknowledged=acknowledged, seen=routed,
-            lost=max(0, acknowledged - routed - dead_lettered) + len(missing),
-            duplicated=max(0, routed + dead_lettered - acknowledged), out_of_order=0,
-            dead_lettered=dead_lettered,
-        )  # fmt: skip
-        return CaseResult("cluster_broker_kill", figures, flowing, mid_run, 0, 0, notes,
-                          failures)  # fmt: skip
+            why = f"mesh up --brokers 3 failed: {(up.stdout + up.stderr)[-400:]}"
+            return CaseResult(name, SmokeFigures(0, 0, 0, 0, 0, 0), None, False, 0, 0, [], [why])
+        return _feed_through(name, mesh, feed, faults)
     finally:
-        _mesh(env, "down", timeout=300)
+        mesh.run("down", timeout=300)
 
 
-def _mesh_env(settings: Settings, home: Path) -> dict[str, str]:
-    """`mesh` as a user on a fresh MESH_HOME runs it: a local cluster of its own, not the
-    suite's broker; the suite's InfluxDB if it names one."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MESH_")}
-    env |= {"MESH_HOME": str(home), "MESH_BROKERS": "3", "MESH_BROKER_PORT": "0",
-            "MESH_CACHE": str(settings.cache)}  # fmt: skip
-    if settings.influx_url:
-        env["MESH_INFLUX_URL"] = settings.influx_url
-    return env
+def _feed_through(name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault]) -> CaseResult:
+    """Feed, apply each fault at its time, drain, and judge."""
+    bootstrap = resolve_bootstrap(mesh.settings)
+    run = ClusterRun(mesh, bootstrap)
+    before = mesh.routed(bootstrap)
+    started = time.monotonic()
+    producer = mesh.produce(int(feed.seconds * feed.rate), feed.rate)
+    windows: list[tuple[str, float, float]] = []  # (fault, started_ms, over_ms)
+    mid_run = True
+    restarts_before = mesh.restarts()
+    for fault in faults:
+        time.sleep(max(started + feed.seconds * fault.at - time.monotonic(), 0))
+        mid_run &= bool(mesh.deliveries()) and producer.poll() is None
+        began_ms = time.time() * 1000
+        run.notes.append(f"{fault.name} at {time.monotonic() - started:.0f} s of the feed: "
+                         + fault.act(run))  # fmt: skip
+        windows.append((fault.name, began_ms, time.time() * 1000))
+    output, _ = producer.communicate(timeout=int(feed.seconds) * 3 + 120)
+    mid_run &= producer.returncode == 0 or "acknowledged" in output
+    sent, acknowledged = produced(output)
+    planted = mesh.planted()
+    notified = mesh.wait_notified(planted)
+    routed, dead_lettered = (a - b for a, b in zip(mesh.routed(bootstrap), before, strict=True))
+    restarted = {name: n - restarts_before.get(name, 0) for name, n in mesh.restarts().items()
+                 if n > restarts_before.get(name, 0)}  # fmt: skip
+    if restarted:
+        run.failures.append("restarted during the faults: " + ", ".join(
+            f"{name} {n}x" for name, n in sorted(restarted.items())))  # fmt: skip
+    missing = planted - notified
+    if missing:
+        run.failures.append(f"{len(missing)} of {len(planted)} planted frauds never notified "
+                            f"(e.g. {sorted(missing)[:2]})")  # fmt: skip
+    recover = _fault_figures(run, mesh.deliveries(), windows)
+    run.notes.append(
+        f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged; "
+        f"alerts {mesh.alerts(bootstrap)}; planted notified {len(notified & planted)} of "
+        f"{len(planted)}; repeated deliveries {mesh.repeats()}"
+    )
+    figures = SmokeFigures(
+        sent=sent, acknowledged=acknowledged, seen=routed,
+        lost=max(0, acknowledged - routed - dead_lettered) + len(missing),
+        duplicated=max(0, routed + dead_lettered - acknowledged), out_of_order=0,
+        dead_lettered=dead_lettered,
+    )  # fmt: skip
+    return CaseResult(name, figures, recover, mid_run, 0, 0, run.notes, run.failures)
 
 
-def _mesh(env: dict[str, str], *args: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "control.cli.main", *args], env=env,
-                          cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
-
-
-def _failed(why: str) -> CaseResult:
-    return CaseResult("cluster_broker_kill", SmokeFigures(0, 0, 0, 0, 0, 0), None, False, 0, 0,
-                      [], [why])  # fmt: skip
-
-
-def _busiest_node(bootstrap: str) -> tuple[int, int]:
-    """The node that leads the most partitions now, and how many."""
-    health = read_cluster_health(bootstrap)
-    leaders = Counter(p.leader for p in health.partitions if p.leader >= 0)
-    node, count = leaders.most_common(1)[0]
-    return node, count
-
-
-def _pid_of(settings: Settings, node: int) -> int:
-    for state in LocalKafka(settings).states():
-        if state.node == node and state.info is not None:
-            return state.info.pid
-    raise RuntimeError(f"node {node} of the case's cluster is not running")
-
-
-def _routed(bootstrap: str) -> tuple[int, int]:
-    """Valid records routed (records.transactions, records.logins) and invalid ones
-    dead-lettered (records.invalid), as end offsets."""
-    ends = partition_watermarks(bootstrap, ["records.transactions", "records.logins",
-                                            "records.invalid"])  # fmt: skip
-    written = {t: sum(high for _, high in p.values()) for t, p in ends.items()}
-    valid = written.get("records.transactions", 0) + written.get("records.logins", 0)
-    return valid, written.get("records.invalid", 0)
-
-
-def _alerts(bootstrap: str) -> int:
-    ends = partition_watermarks(bootstrap, ["alerts"])
-    return sum(high for _, high in ends.get("alerts", {}).values())
-
-
-def _produced(output: str) -> tuple[int, int]:
-    """(sent, acknowledged) from `mesh produce`'s summary."""
-    sent = re.search(r"produced (\d+) records", output)
-    acknowledged = re.search(r"acknowledged (\d+), failed (\d+)", output)
-    if sent is None or acknowledged is None:
-        raise RuntimeError(f"`mesh produce` said no totals: {output[-400:]}")
-    return int(sent.group(1)), int(acknowledged.group(1))
-
-
-def _planted(home: Path) -> set[tuple[str, str, int]]:
-    truth = home / "loadgen" / f"ground-truth-seed{SEED}.jsonl"
-    entries = [json.loads(line) for line in truth.read_text().splitlines() if line]
-    return {(e["detector"], e["record_id"], e["event_time"]) for e in entries
-            if e["entry"] == "alert"}  # fmt: skip
-
-
-def _deliveries(home: Path) -> list[dict]:
-    """Every notification so far: the webhook receiver's requests and the audit file's lines
-    (the shipped rules send every alert to the audit log, the larger ones to the webhook too)."""
-    return [line for path in _CHANNEL_FILES for line in read_lines(home / path)]
-
-
-#: Where the shipped rules' channels write what they delivered, under MESH_HOME.
-_CHANNEL_FILES = ("webhook_receiver/received.jsonl", "notifier/notifications.jsonl")
-
-
-def _repeats(home: Path) -> int:
-    """Deliveries beyond the first of an alert on the same channel."""
-    total = 0
-    for path in _CHANNEL_FILES:
-        keys = Counter(_key(line) for line in read_lines(home / path))
-        total += sum(n - 1 for n in keys.values())
-    return total
-
-
-def _key(line: dict) -> tuple[str, str, int]:
-    return next(iter(delivered([line])))
-
-
-def _wait_notified(home: Path, planted: set[tuple[str, str, int]]) -> set[tuple[str, str, int]]:
-    deadline = time.monotonic() + DRAIN_S
-    while True:
-        notified = set(delivered(_deliveries(home))) & planted
-        if notified == planted or time.monotonic() > deadline:
-            return notified
-        time.sleep(1)
-
-
-def _timed(deliveries: list[dict]) -> list[tuple[float, float]]:
-    """(raw record's timestamp, delivered) in ms of every delivery that knows both."""
-    found = []
-    for line in deliveries:
-        at, source = line.get("at_ms", line.get("delivered_ms")), line.get("source_ms")
-        if at is not None and source is not None:
-            found.append((float(source), float(at)))
-    return found
-
-
-def _flowing_again_s(deliveries: list[dict], killed_ms: float) -> float | None:
-    """Seconds from the kill until a record sent after it was notified."""
-    after = [at for source, at in _timed(deliveries) if source > killed_ms]
-    return (min(after) - killed_ms) / 1000 if after else None
-
-
-def _fault_p99(deliveries: list[dict], killed_ms: float) -> float | None:
-    """Raw -> notification p99 (ms) of the records sent in the FAULT_WINDOW_S after the kill."""
-    end = killed_ms + FAULT_WINDOW_S * 1000
-    return nearest_rank([at - source for source, at in _timed(deliveries)
-                         if killed_ms <= source < end], 99)  # fmt: skip
-
-
-def _restarts(home: Path) -> dict[str, int]:
-    """Each supervised service's restarts so far, by its process name."""
-    found = {}
-    for state in home.glob("*/supervisor.json"):
-        child = supervised_child(LocalProcess(state.parent.name, home))
-        if child is not None:
-            found[state.parent.name] = child.restarts
-    return found
+def _fault_figures(
+    run: ClusterRun, deliveries: list[dict], windows: list[tuple[str, float, float]]
+) -> float | None:
+    """A note per fault (flowing again after it, p99 and max of its window's records); the
+    slowest flowing-again, None if after some fault nothing flowed again."""
+    slowest: float | None = 0.0
+    for i, (name, began_ms, _over_ms) in enumerate(windows):
+        end_ms = began_ms + FAULT_WINDOW_S * 1000
+        if i + 1 < len(windows):
+            end_ms = min(end_ms, windows[i + 1][1])
+        flowing = flowing_again_s(deliveries, began_ms)
+        latency = window_latency(deliveries, began_ms, end_ms)
+        run.notes.append(
+            f"{name}: notifications flowing again "
+            + (f"{flowing:.1f} s after it began" if flowing is not None else "never")
+            + (f"; raw -> notification p99 {latency[0]:.0f} ms, max {latency[1]:.0f} ms for "
+               f"records of the {(end_ms - began_ms) / 1000:.0f} s after"
+               if latency is not None else "")
+        )  # fmt: skip
+        slowest = None if flowing is None or slowest is None else max(slowest, flowing)
+    return slowest

@@ -13,6 +13,7 @@ one node is lost; a node brought back (``mesh broker start``) rejoins at its old
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -88,6 +89,25 @@ class LocalKafka:
         return [NodeState(n.node, f"{plan.host}:{n.port}",
                           LocalBroker(self.settings, plan, n.node).running())
                 for n in plan.nodes]  # fmt: skip
+
+    def active_controller(self) -> int | None:
+        """The node leading the KRaft controller quorum, as the nodes last wrote it down: each
+        voter records every election it sees in its ``quorum-state`` file, and the highest epoch's
+        leader is the current one (a dead leader's file only ever shows an older epoch). None on
+        one broker, or before any election."""
+        if self.plan is None:
+            return None
+        newest: tuple[int, int] | None = None
+        for broker in self.nodes():
+            state_file = broker.data_dir / "__cluster_metadata-0" / "quorum-state"
+            try:
+                state = json.loads(state_file.read_text())
+            except (OSError, ValueError):  # not formatted yet, or mid-write: the others tell
+                continue
+            epoch, leader = int(state.get("leaderEpoch", -1)), int(state.get("leaderId", -1))
+            if leader >= 0 and (newest is None or epoch > newest[0]):
+                newest = (epoch, leader)
+        return newest[1] if newest else None
 
     # start and stop ---------------------------------------------------------------------------
     def ensure_started(self) -> tuple[str, list[NodeState]]:

@@ -41,7 +41,7 @@ from services.ingest.data_loss import (
     query_checkpoints,
     summary,
 )
-from services.ingest.inputs import IngestInputs
+from services.ingest.inputs import REQUEST_TIMEOUT_MS, IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.scheduling import in_default_pool, in_routing_pool, scheduler_options
@@ -71,8 +71,12 @@ from shared.spark_session import spark_session, stop_spark
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
 
-#: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB.
+#: Producer settings of both sinks: no duplicates from retries, dead letters up to 4 MiB, and a
+#: hung broker given up on after one request deadline (REQUEST_TIMEOUT_MS, not Kafka's 30 s):
+#: every batch of real-time routing ends with a flush, which waited out the in-flight requests to
+#: a SIGSTOPped leader, so all of routing stopped for 30 s though its leaders had moved (issue 48).
 SINK_OPTIONS = {
+    "kafka.request.timeout.ms": str(REQUEST_TIMEOUT_MS),
     "kafka.enable.idempotence": "true",
     "kafka.acks": "all",
     "kafka.linger.ms": "5",

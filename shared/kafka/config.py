@@ -14,6 +14,16 @@ from shared.endpoints import resolve_bootstrap
 from shared.kafka.security import client_security
 from shared.settings import Settings
 
+#: How long a client waits on one broker's answer before it gives up on that connection and asks
+#: the cluster again (librdkafka's defaults: 60 s for any request, 30 s for a produce's acks).
+#: A broker that hangs (a stopped process, a stalled disk) keeps its sockets open, so nothing
+#: fails fast: the records on the partitions it led waited out these deadlines though the
+#: cluster fenced it and moved its leaders in ~5 s, and an idempotent producer's later batches to
+#: the new leader were refused as out of sequence until the early ones timed out (issue 48,
+#: chaos case 17). Ten seconds is long past any answer of a healthy broker.
+FAIL_OVER = {"socket.timeout.ms": 10_000}
+PRODUCER_FAIL_OVER = {**FAIL_OVER, "request.timeout.ms": 10_000}
+
 
 def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
     """An idempotent, batching producer: no duplicates from retries, ordering kept per partition.
@@ -31,6 +41,7 @@ def producer_config(settings: Settings, **overrides: Any) -> dict[str, Any]:
         "compression.type": "lz4",
         "queue.buffering.max.messages": 500000,
         "partitioner": "murmur2_random",
+        **PRODUCER_FAIL_OVER,
         **client_security(settings),
     }
     config.update(overrides)
@@ -62,6 +73,7 @@ def consumer_config(settings: Settings, group_id: str, **overrides: Any) -> dict
         "partition.assignment.strategy": "cooperative-sticky",
         "enable.partition.eof": False,
         **FETCH_AHEAD,
+        **FAIL_OVER,
         **client_security(settings),
     }
     config.update(overrides)

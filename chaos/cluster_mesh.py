@@ -1,0 +1,159 @@
+"""The whole mesh on a local 3-node cluster, as the cluster cases (16-19) drive and read it.
+
+A case's mesh is `mesh up --brokers 3` on a MESH_HOME of its own (its faults hit brokers, so it
+shares nothing with the suite's broker), fed by `mesh produce` with planted frauds. Everything a
+verdict needs is read the way a user could: end offsets of the records topics, the ground truth
+`mesh produce` writes, the files the notifier's channels deliver to, each supervised service's
+restart count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from chaos.case_run import DRAIN_S
+from control.supervised_service import supervised_child
+from shared.kafka.cluster_health import read_cluster_health
+from shared.kafka.inspect import partition_watermarks
+from shared.local_process import LocalProcess
+from shared.percentiles import nearest_rank
+from shared.settings import PROJECT_ROOT, Settings
+from tools.notification_summary import delivered, read_lines
+
+#: `mesh produce`'s seed: the planted frauds' ground truth is named after it.
+SEED = "48"
+#: Where the shipped rules' channels write what they delivered, under MESH_HOME (every alert
+#: goes to the audit log, the larger ones to the webhook too).
+CHANNEL_FILES = ("webhook_receiver/received.jsonl", "notifier/notifications.jsonl")
+
+Planted = set[tuple[str, str, int]]
+
+
+class ClusterMesh:
+    """`mesh` as a user on a fresh MESH_HOME runs it: a local cluster of its own, not the
+    suite's broker; the suite's InfluxDB if it names one."""
+
+    def __init__(self, settings: Settings, home: Path) -> None:
+        self.home = home
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MESH_")}
+        env |= {"MESH_HOME": str(home), "MESH_BROKERS": "3", "MESH_BROKER_PORT": "0",
+                "MESH_CACHE": str(settings.cache)}  # fmt: skip
+        if settings.influx_url:
+            env["MESH_INFLUX_URL"] = settings.influx_url
+        self.env = env
+        self.settings = Settings.from_env(env)
+
+    def run(self, *args: str, timeout: float) -> subprocess.CompletedProcess:
+        """One `mesh` command, its output captured."""
+        return subprocess.run([sys.executable, "-m", "control.cli.main", *args], env=self.env,
+                              cwd=PROJECT_ROOT, capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
+
+    def produce(self, count: int, rate: float) -> subprocess.Popen:
+        """`mesh produce` in the background: raw transactions and logins, 1 % planted frauds."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "control.cli.main", "produce", "--count", str(count),
+             "--rate", str(int(rate)), "--fraud-share", "0.01", "--customers", "100000",
+             "--seed", SEED, "--no-progress"],
+            env=self.env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+
+    # what the cluster holds -------------------------------------------------------------------
+    def busiest_node(self, bootstrap: str) -> tuple[int, int]:
+        """The node that leads the most partitions now, and how many."""
+        health = read_cluster_health(bootstrap)
+        leaders = Counter(p.leader for p in health.partitions if p.leader >= 0)
+        node, count = leaders.most_common(1)[0]
+        return node, count
+
+    def routed(self, bootstrap: str) -> tuple[int, int]:
+        """Valid records routed (records.transactions, records.logins) and invalid ones
+        dead-lettered (records.invalid), as end offsets."""
+        ends = partition_watermarks(bootstrap, ["records.transactions", "records.logins",
+                                                "records.invalid"])  # fmt: skip
+        written = {t: sum(high for _, high in p.values()) for t, p in ends.items()}
+        valid = written.get("records.transactions", 0) + written.get("records.logins", 0)
+        return valid, written.get("records.invalid", 0)
+
+    def alerts(self, bootstrap: str) -> int:
+        ends = partition_watermarks(bootstrap, ["alerts"])
+        return sum(high for _, high in ends.get("alerts", {}).values())
+
+    # what reached people ----------------------------------------------------------------------
+    def planted(self) -> Planted:
+        truth = self.home / "loadgen" / f"ground-truth-seed{SEED}.jsonl"
+        entries = [json.loads(line) for line in truth.read_text().splitlines() if line]
+        return {(e["detector"], e["record_id"], e["event_time"]) for e in entries
+                if e["entry"] == "alert"}  # fmt: skip
+
+    def deliveries(self) -> list[dict]:
+        """Every notification so far, on every channel."""
+        return [line for path in CHANNEL_FILES for line in read_lines(self.home / path)]
+
+    def repeats(self) -> int:
+        """Deliveries beyond the first of an alert on the same channel."""
+        total = 0
+        for path in CHANNEL_FILES:
+            keys = Counter(next(iter(delivered([line]))) for line in read_lines(self.home / path))
+            total += sum(n - 1 for n in keys.values())
+        return total
+
+    def wait_notified(self, planted: Planted) -> Planted:
+        """The planted frauds notified, once all are or the drain's time is up."""
+        deadline = time.monotonic() + DRAIN_S
+        while True:
+            notified = set(delivered(self.deliveries())) & planted
+            if notified == planted or time.monotonic() > deadline:
+                return notified
+            time.sleep(1)
+
+    def restarts(self) -> dict[str, int]:
+        """Each supervised service's restarts so far, by its process name."""
+        found = {}
+        for state in self.home.glob("*/supervisor.json"):
+            child = supervised_child(LocalProcess(state.parent.name, self.home))
+            if child is not None:
+                found[state.parent.name] = child.restarts
+        return found
+
+
+def produced(output: str) -> tuple[int, int]:
+    """(sent, acknowledged) from `mesh produce`'s summary."""
+    sent = re.search(r"produced (\d+) records", output)
+    acknowledged = re.search(r"acknowledged (\d+), failed (\d+)", output)
+    if sent is None or acknowledged is None:
+        raise RuntimeError(f"`mesh produce` said no totals: {output[-400:]}")
+    return int(sent.group(1)), int(acknowledged.group(1))
+
+
+def timed(deliveries: list[dict]) -> list[tuple[float, float]]:
+    """(raw record's timestamp, delivered) in ms of every delivery that knows both."""
+    found = []
+    for line in deliveries:
+        at, source = line.get("at_ms", line.get("delivered_ms")), line.get("source_ms")
+        if at is not None and source is not None:
+            found.append((float(source), float(at)))
+    return found
+
+
+def flowing_again_s(deliveries: list[dict], since_ms: float) -> float | None:
+    """Seconds from ``since_ms`` until a record sent after it was notified."""
+    after = [at for source, at in timed(deliveries) if source > since_ms]
+    return (min(after) - since_ms) / 1000 if after else None
+
+
+def window_latency(
+    deliveries: list[dict], start_ms: float, end_ms: float
+) -> tuple[float, float] | None:
+    """Raw -> notification p99 and max (ms) of the records sent in [start_ms, end_ms)."""
+    spans = [at - source for source, at in timed(deliveries) if start_ms <= source < end_ms]
+    p99 = nearest_rank(spans, 99)
+    return (p99, max(spans)) if p99 is not None else None
