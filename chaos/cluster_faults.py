@@ -185,8 +185,10 @@ def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> Case
 
 
 #: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
-#: cases' rates.
-LONG = Load(180.0, 800.0)
+#: cases' rates. At 800/s, with no fault at all, velocity missed 48 of its 641 planted bursts
+#: (2026-11-28: its windows expire by each batch's stream time, so bigger batches under load
+#: drop records as late; issue 50), which would hide what a fault does.
+LONG = Load(180.0, 400.0)
 
 
 def _run(name: str, settings: Settings, work: Path, feed: Load, faults: list[Fault]) -> CaseResult:

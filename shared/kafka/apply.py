@@ -2,11 +2,15 @@
 
 Missing topics are created; topic configs that differ from the declaration are set with
 incremental alters (other configs are left alone); a partition count that differs is drift we do
-not fix, because changing it moves keys between partitions and breaks co-partitioning.
+not fix, because changing it moves keys between partitions and breaks co-partitioning. A
+replication below the declaration is drift too, raised only when asked (``reassign``, `mesh
+topics apply --raise-replication`): copying every partition of a topic is heavy on a loaded
+cluster, an operator's decision.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -21,6 +25,7 @@ from confluent_kafka.admin import (
 )
 
 from shared.errors import MeshError
+from shared.kafka.reassignment import Plan, plan_raise
 from shared.kafka.served import wait_until_served
 from shared.kafka.topics import TopicSpec
 
@@ -50,10 +55,15 @@ class TopicApplyError(MeshError):
     """The cluster refused a topic operation."""
 
 
+#: Carries out a reassignment plan and returns once it is done (:mod:`shared.kafka.reassignment`).
+Reassign = Callable[[Plan], None]
+
+
 def apply_topics(
-    admin: object, specs: list[TopicSpec], timeout: float = 30.0
+    admin: object, specs: list[TopicSpec], timeout: float = 30.0, reassign: Reassign | None = None
 ) -> list[TopicOutcome]:
-    """Create or update every declared topic; return one outcome per topic, in declared order."""
+    """Create or update every declared topic; return one outcome per topic, in declared order.
+    ``reassign``: raise a replication below the declaration instead of reporting it."""
 
     assert isinstance(admin, AdminClient)
     cluster = admin.list_topics(timeout=timeout)
@@ -74,18 +84,34 @@ def apply_topics(
                 f"has {actual} partitions, declared {spec.partitions}; partition counts are never "
                 "changed automatically: recreate the topic or change infra/topics.yaml",
             )
+    raised = {}
     for spec in present:
         replicas = min((len(p.replicas) for p in existing[spec.name].partitions.values()),
                        default=spec.replication_factor)  # fmt: skip
-        if spec.name not in outcomes and replicas < spec.replication_factor:
-            outcomes[spec.name] = TopicOutcome(
-                spec.name,
-                Action.DRIFT,
-                f"has replication {replicas}, declared {spec.replication_factor} on this cluster "
-                f"of {len(cluster.brokers)} brokers: one broker lost can take its partitions "
-                "offline; raise it with a partition reassignment (kafka-reassign-partitions)",
-            )
-    outcomes.update(_align_configs(admin, [s for s in present if s.name not in outcomes], timeout))
+        if spec.name in outcomes or replicas >= spec.replication_factor:
+            continue
+        if reassign is not None:
+            current = {(spec.name, p): tuple(m.replicas)
+                       for p, m in existing[spec.name].partitions.items()}  # fmt: skip
+            plan = plan_raise(current, sorted(cluster.brokers), spec.replication_factor)
+            reassign(plan)
+            raised[spec.name] = (f"replication {replicas} -> {spec.replication_factor} "
+                                 f"({len(plan)} partitions reassigned)")  # fmt: skip
+            continue
+        outcomes[spec.name] = TopicOutcome(
+            spec.name,
+            Action.DRIFT,
+            f"has replication {replicas}, declared {spec.replication_factor} on this cluster "
+            f"of {len(cluster.brokers)} brokers: one broker lost can take its partitions "
+            "offline; raise it with `mesh topics apply --raise-replication` (a partition "
+            "reassignment)",
+        )
+    aligned = _align_configs(admin, [s for s in present if s.name not in outcomes], timeout)
+    for name, detail in raised.items():  # min.insync.replicas only now that the replicas are
+        also = aligned[name].detail
+        aligned[name] = TopicOutcome(name, Action.UPDATED, detail + (f"; {also}" if also else ""),
+                                     aligned[name].changes)  # fmt: skip
+    outcomes.update(aligned)
     return [outcomes[s.name] for s in specs]
 
 

@@ -82,6 +82,16 @@ class Reader:
         size = self.int32()
         return b"" if size < 0 else self._take(size)
 
+    def compact_length(self) -> int:
+        """A compact array's length (-1 when null)."""
+        return self.unsigned_varint() - 1
+
+    def skip_tags(self) -> None:
+        """A flexible version's tagged fields, none of which a request here needs."""
+        for _ in range(self.unsigned_varint()):
+            self.unsigned_varint()  # tag
+            self._take(self.unsigned_varint())
+
 
 def string(value: str | None) -> bytes:
     """A (nullable) STRING: int16 length, then UTF-8."""
@@ -93,6 +103,34 @@ def string(value: str | None) -> bytes:
 
 def bytes_field(value: bytes) -> bytes:
     return struct.pack(">i", len(value)) + value
+
+
+def unsigned_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def compact_string(value: str | None) -> bytes:
+    """A (nullable) COMPACT_STRING: unsigned-varint length + 1 (0 for null), then UTF-8."""
+    if value is None:
+        return b"\x00"
+    data = value.encode()
+    return unsigned_varint(len(data) + 1) + data
+
+
+def compact_array(items: list[bytes] | None) -> bytes:
+    """A (nullable) COMPACT_ARRAY of already encoded items."""
+    if items is None:
+        return b"\x00"
+    return unsigned_varint(len(items) + 1) + b"".join(items)
+
+
+#: No tagged fields, as a flexible version's structures end.
+NO_TAGS = b"\x00"
 
 
 class Connection:
@@ -123,10 +161,13 @@ class Connection:
     def __exit__(self, *_: object) -> None:
         self._socket.close()
 
-    def request(self, api_key: int, version: int, body: bytes) -> Reader:
-        """Send one request and return a reader positioned on its response's body."""
+    def request(self, api_key: int, version: int, body: bytes, flexible: bool = False) -> Reader:
+        """Send one request and return a reader positioned on its response's body (``flexible``:
+        a version with tagged fields, whose headers carry them too)."""
         self._correlation += 1
         header = struct.pack(">hhi", api_key, version, self._correlation) + string(CLIENT_ID)
+        if flexible:
+            header += NO_TAGS
         frame = header + body
         try:
             self._socket.sendall(struct.pack(">i", len(frame)) + frame)
@@ -136,6 +177,8 @@ class Connection:
             raise WireError(f"the broker closed the connection: {error}") from None
         if answer.int32() != self._correlation:
             raise WireError("a broker's answer does not match its request")
+        if flexible:
+            answer.skip_tags()
         return answer
 
     def _read(self, size: int) -> bytes:

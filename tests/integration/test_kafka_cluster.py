@@ -6,6 +6,7 @@ here: the whole mesh on a cluster, under a broker loss, is chaos case 16 (test_c
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
 
 def _bootstrap(env: dict[str, str]) -> str:
     return (Path(env["MESH_HOME"]) / "kafka" / "bootstrap").read_text().strip()
+
+
+def _produce(env: dict[str, str], topic: str, acks: str) -> int:
+    """200 records; how many the cluster acknowledged."""
+    acknowledged = []
+    producer = Producer({"bootstrap.servers": _bootstrap(env), "acks": acks})
+    for n in range(200):
+        producer.produce(
+            topic, key=str(n).encode(), value=b"x",
+            on_delivery=lambda error, _: acknowledged.append(error is None),
+        )  # fmt: skip
+    producer.flush(30)
+    return sum(acknowledged)
 
 
 def _eventually(check, timeout: float = 30.0) -> None:
@@ -78,6 +92,25 @@ def test_a_declared_topic_with_fewer_replicas_is_drift(cluster, tmp_path):
     assert applied.returncode == 1, applied.stdout
     assert f"drift     {prefix}alerts: has replication 1, declared 3" in applied.stdout
     assert "has replication 1, declared 3 on this cluster of 3 brokers" in applied.stdout
+    assert "mesh topics apply --raise-replication" in applied.stdout
+
+    # Asked to, apply raises it: every partition gets three replicas, all in sync, with the
+    # records it had, and min.insync.replicas 2 (the cluster's default here) holds for acks=all.
+    assert _produce(cluster, f"{prefix}alerts", acks="1") == 200
+    raised = mesh("topics", "apply", "--raise-replication",
+                  env={**cluster, "MESH_TOPIC_PREFIX": prefix})  # fmt: skip
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert (f"updated   {prefix}alerts: replication 1 -> 3 (8 partitions reassigned)"
+            in raised.stdout), raised.stdout  # fmt: skip
+    partitions = admin.list_topics(timeout=10).topics[f"{prefix}alerts"].partitions.values()
+    assert {(len(p.replicas), len(p.isrs)) for p in partitions} == {(3, 3)}
+    assert set(Counter(r for p in partitions for r in p.replicas).values()) == {8}
+    resource = ConfigResource(ResourceType.TOPIC, f"{prefix}alerts")
+    config = admin.describe_configs([resource])[resource].result()
+    assert config["min.insync.replicas"].value == "2"
+    assert _produce(cluster, f"{prefix}alerts", acks="all") == 200
+    again = mesh("topics", "apply", env={**cluster, "MESH_TOPIC_PREFIX": prefix})
+    assert again.returncode == 0 and f"unchanged {prefix}alerts" in again.stdout, again.stdout
 
 
 def test_a_stopped_node_is_shown_lost_and_rejoins(cluster):
