@@ -185,9 +185,7 @@ def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> Case
 
 
 #: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
-#: cases' rates. At 800/s, with no fault at all, velocity missed 48 of its 641 planted bursts
-#: (2026-11-28: its windows expire by each batch's stream time, so bigger batches under load
-#: drop records as late; issue 50), which would hide what a fault does.
+#: cases' rates (at 800/s it fell minutes behind with no fault at all; docs/reliability.md).
 LONG = Load(180.0, 400.0)
 
 
