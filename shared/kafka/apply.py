@@ -84,19 +84,20 @@ def apply_topics(
                 f"has {actual} partitions, declared {spec.partitions}; partition counts are never "
                 "changed automatically: recreate the topic or change infra/topics.yaml",
             )
-    raised = {}
+    raised: dict[str, str] = {}
+    plan: Plan = {}
     for spec in present:
         replicas = min((len(p.replicas) for p in existing[spec.name].partitions.values()),
                        default=spec.replication_factor)  # fmt: skip
         if spec.name in outcomes or replicas >= spec.replication_factor:
             continue
-        if reassign is not None:
+        if reassign is not None:  # every topic's partitions in one reassignment, copied together
             current = {(spec.name, p): tuple(m.replicas)
                        for p, m in existing[spec.name].partitions.items()}  # fmt: skip
-            plan = plan_raise(current, sorted(cluster.brokers), spec.replication_factor)
-            reassign(plan)
+            topic_plan = plan_raise(current, sorted(cluster.brokers), spec.replication_factor)
+            plan |= topic_plan
             raised[spec.name] = (f"replication {replicas} -> {spec.replication_factor} "
-                                 f"({len(plan)} partitions reassigned)")  # fmt: skip
+                                 f"({len(topic_plan)} partitions reassigned)")  # fmt: skip
             continue
         outcomes[spec.name] = TopicOutcome(
             spec.name,
@@ -106,6 +107,8 @@ def apply_topics(
             "offline; raise it with `mesh topics apply --raise-replication` (a partition "
             "reassignment)",
         )
+    if plan and reassign is not None:
+        reassign(plan)
     aligned = _align_configs(admin, [s for s in present if s.name not in outcomes], timeout)
     for name, detail in raised.items():  # min.insync.replicas only now that the replicas are
         also = aligned[name].detail

@@ -123,5 +123,6 @@ def wait_reassigned(admin: Any, plan: Plan, timeout_s: float) -> None:
 def _in_sync(topics: Any, topic: str, partition: int, replicas: tuple[int, ...]) -> bool:
     metadata = topics.get(topic)
     state = metadata.partitions.get(partition) if metadata else None
-    return state is not None and set(state.replicas) == set(replicas) and \
-        set(replicas) <= set(state.isrs)  # fmt: skip
+    if state is None:
+        return False
+    return set(state.replicas) == set(replicas) and set(replicas) <= set(state.isrs)
