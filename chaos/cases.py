@@ -57,10 +57,7 @@ COVERED_IN_SHORT = {
     ),
     "metrics_compacted": "aggregator_kill compacts its metrics topic and rebuilds too",
     "cluster_broker_hang": (
-        "NOT covered yet, left out of make test (issue 48): in cluster_broker_kill's short form "
-        "the 30 s hang failed 1 run of 3 (ingest's ingest-traces side query: 'Timeout of 20000ms "
-        "expired before the position for partition raw.transactions-0 could be determined', "
-        "Spark local mode does not retry the task, ingest restarted); make chaos runs it"
+        "cluster_broker_kill's short form hangs the busiest node for 30 s on its mesh first"
     ),
     "cluster_controller_kill": (
         "cluster_broker_kill's short form SIGKILLs the active controller on its mesh (and starts "

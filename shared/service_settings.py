@@ -68,7 +68,7 @@ class IngestSettings:
     #: Where to start on the very first run (later runs continue from the checkpoint).
     starting_offsets: str = "earliest"
     #: Spark master: auto = local[N] with a task slot per raw partition + 2 (trigger_mode.py);
-    #: local[k] or spark://host:port to choose.
+    #: local[k] or spark://host:port to choose; a local master tries a failed task 4 times.
     master: str = "auto"
     #: Shuffle partitions of the window-count aggregation (= its state store partitions); a
     #: checkpoint keeps the count it began with (services.ingest.checkpoint_conf).

@@ -121,11 +121,24 @@ class TriggerPlan:
                 "slots": self.slots, "reason": self.reason}  # fmt: skip
 
 
+#: How often a local master tries a failed task before its query fails: Spark's own default on a
+#: cluster (spark.task.maxFailures). Plain ``local[N]`` tries once, so one task whose Kafka call
+#: timed out (a side query asking a hung leader for a position, issue 48) failed its query, and
+#: the job exited and was restarted; a second try reads with fresh metadata from the new leader.
+LOCAL_TASK_TRIES = 4
+_LOCAL_WITHOUT_TRIES = re.compile(r"local\[(\d+|\*)\]")
+
+
 def master_for(master: str, raw_partitions: int, side: int = SIDE_SLOTS) -> str:
-    """The Spark master to start: ``auto`` becomes ``local[raw partitions + side]``."""
-    if master != AUTO_MASTER:
-        return master
-    return f"local[{max(raw_partitions, 0) + side}]"
+    """The Spark master to start: ``auto`` becomes ``local[raw partitions + side, tries]``; a
+    given ``local[k]`` gets the same task tries (``local[k,F]`` keeps its own); a cluster
+    master is kept as given (it retries tasks by default)."""
+    if master == AUTO_MASTER:
+        return f"local[{max(raw_partitions, 0) + side},{LOCAL_TASK_TRIES}]"
+    local = _LOCAL_WITHOUT_TRIES.fullmatch(master.strip())
+    if local:
+        return f"local[{local.group(1)},{LOCAL_TASK_TRIES}]"
+    return master
 
 
 def plan(requested: str, raw_partitions: int, slots: int, side: int = SIDE_SLOTS) -> TriggerPlan:

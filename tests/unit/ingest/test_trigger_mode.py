@@ -5,6 +5,7 @@ import pytest
 
 from services.ingest.config import IngestConfig
 from services.ingest.trigger_mode import (
+    LOCAL_TASK_TRIES,
     MICRO_BATCH,
     REAL_TIME,
     SIDE_READ_TASKS,
@@ -22,8 +23,10 @@ from shared.service_files import routing_mode_text as status_text
 
 
 def test_the_auto_master_gives_every_raw_partition_a_slot_and_the_counts_their_own():
-    assert master_for("auto", 16) == f"local[{16 + SIDE_SLOTS}]"
-    assert master_for("local[4]", 16) == "local[4]"
+    assert master_for("auto", 16) == f"local[{16 + SIDE_SLOTS},{LOCAL_TASK_TRIES}]"
+    assert master_for("local[4]", 16) == f"local[4,{LOCAL_TASK_TRIES}]"
+    assert master_for("local[*]", 16) == f"local[*,{LOCAL_TASK_TRIES}]"
+    assert master_for("local[4,2]", 16) == "local[4,2]"
     assert master_for("spark://127.0.0.1:7077", 16) == "spark://127.0.0.1:7077"
 
 
@@ -33,7 +36,9 @@ def test_the_side_queries_keep_a_slot_for_every_task_they_can_run_at_once():
     assert side_slots(4) == SIDE_READ_TASKS + 4
     assert side_slots(1) == 2 * SIDE_READ_TASKS == SIDE_SLOTS
     assert side_slots(12) == SIDE_READ_TASKS + 12
-    assert master_for("auto", 16, side_slots(12)) == f"local[{16 + SIDE_READ_TASKS + 12}]"
+    assert master_for("auto", 16, side_slots(12)) == (
+        f"local[{16 + SIDE_READ_TASKS + 12},{LOCAL_TASK_TRIES}]"
+    )
     wider = plan(REAL_TIME, 16, 16 + SIDE_SLOTS, side_slots(12))
     assert wider.mode == MICRO_BATCH and f"+ {side_slots(12)} for the side queries" in wider.reason
     assert outgrown(plan(REAL_TIME, 16, 16 + side_slots(12), side_slots(12)), 17, True)
