@@ -25,10 +25,12 @@ from __future__ import annotations
 import socket
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, ConfigResource
+
+from shared.endpoints import broker_addresses
 
 TopicPartition = tuple[str, int]
 
@@ -53,6 +55,9 @@ class ClusterHealth:
     partitions: tuple[PartitionState, ...]
     #: topic -> its ``min.insync.replicas`` (read only for topics with a shrunk ISR).
     min_insync: dict[str, int] = field(default_factory=dict)
+    #: Entries of the bootstrap list that are no node's address and take no connection (a
+    #: typo, a decommissioned host): clients skip them, so nothing else would ever say so.
+    silent_bootstrap: tuple[str, ...] = ()
 
     @property
     def known(self) -> set[int]:
@@ -117,6 +122,12 @@ class ClusterHealth:
                 f"{len(below)} partitions below min.insync.replicas ({_names(below)}): acks=all "
                 "producers are refused there and hold the records until a replica returns"
             )
+        if self.silent_bootstrap and not self.lost:  # with a node lost, its address is silent
+            lines.append(
+                f"bootstrap {', '.join(self.silent_bootstrap)} does not answer (the cluster's "
+                f"nodes: {', '.join(self.answering[n] for n in sorted(self.answering))}): clients "
+                "skip it; fix or remove it in MESH_BOOTSTRAP_SERVERS"
+            )
         shrunk = [p for p in self.under_replicated if p not in below]
         if shrunk:
             lines.append(
@@ -139,11 +150,23 @@ def read_cluster_health(
         for name, topic in sorted(metadata.topics.items())
         for p in sorted(topic.partitions.values(), key=lambda p: p.id)
     )
-    health = ClusterHealth(answering, partitions)
+    silent = _silent_entries(bootstrap, set(answering.values()))
+    health = ClusterHealth(answering, partitions, silent_bootstrap=silent)
     shrunk = sorted({p.topic for p in health.under_replicated})
     if not shrunk:
         return health
-    return ClusterHealth(answering, partitions, _min_insync(admin, shrunk, timeout))
+    return replace(health, min_insync=_min_insync(admin, shrunk, timeout))
+
+
+def _silent_entries(bootstrap: str, nodes: set[str]) -> tuple[str, ...]:
+    """The bootstrap list's entries that are no answering node's address and refuse a
+    connection (a name that resolves to a node's address counts as that node)."""
+    silent = []
+    for host, port in broker_addresses(bootstrap):
+        if f"{host}:{port}" in nodes or _accepts(host, port):
+            continue
+        silent.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    return tuple(silent)
 
 
 def _accepts(host: str, port: int, timeout: float = 1.0) -> bool:

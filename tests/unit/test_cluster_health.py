@@ -1,9 +1,11 @@
 """What `mesh status` says of a cluster with a lost node: judged from metadata alone."""
 
+import socket
+
 from hosting.servers.broker import broker_properties
 from hosting.servers.cluster_plan import ClusterPlan, NodePlan
 from shared.endpoints import broker_addresses
-from shared.kafka.cluster_health import ClusterHealth, PartitionState
+from shared.kafka.cluster_health import ClusterHealth, PartitionState, _silent_entries
 from shared.kafka.replication import Durability
 
 ANSWERING = {2: "127.0.0.1:9093", 3: "127.0.0.1:9094"}
@@ -72,3 +74,27 @@ def test_a_node_of_a_cluster_replicates_the_brokers_own_topics():
     alone = set(broker_properties("127.0.0.1", 9092, 9093, "/data").splitlines())
     assert {"node.id=1", "controller.quorum.voters=1@127.0.0.1:9093",
             "offsets.topic.replication.factor=1"} <= alone  # fmt: skip
+
+
+def test_a_bootstrap_entry_that_does_not_answer_is_named_unless_a_node_is_lost():
+    nodes = {1: "127.0.0.1:9092", 2: "127.0.0.1:9093"}
+    whole = ClusterHealth(nodes, (_partition("alerts", 0, 1, [1, 2], [1, 2]),),
+                          silent_bootstrap=("10.0.0.9:9092",))  # fmt: skip
+    assert whole.problems() == [
+        "bootstrap 10.0.0.9:9092 does not answer (the cluster's nodes: 127.0.0.1:9092, "
+        "127.0.0.1:9093): clients skip it; fix or remove it in MESH_BOOTSTRAP_SERVERS"
+    ]
+    # a lost node's own address is silent too: its LOST line says it, not a bootstrap line
+    lost = ClusterHealth({2: "127.0.0.1:9093"}, (_partition("alerts", 0, 2, [1, 2], [2]),),
+                         silent_bootstrap=("127.0.0.1:9092",))  # fmt: skip
+    assert not any(line.startswith("bootstrap") for line in lost.problems())
+
+
+def test_only_entries_that_are_no_node_and_refuse_a_connection_are_silent():
+    with socket.socket() as listening, socket.socket() as closed:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        up, down = listening.getsockname()[1], closed.getsockname()[1]
+        bootstrap = f"127.0.0.1:{up},127.0.0.1:{down},127.0.0.1:9"
+        assert _silent_entries(bootstrap, {"127.0.0.1:9"}) == (f"127.0.0.1:{down}",)
