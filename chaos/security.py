@@ -1,6 +1,8 @@
 """Case 14: a secure mesh refuses what it should and runs the normal path.
 
-On a secure broker of its own (SASL/SCRAM over TLS, ACLs, no anonymous listener), ``mesh``'s
+On a secure Kafka of its own (SASL/SCRAM over TLS, ACLs, no anonymous listener: one broker in the
+short form, a cluster of three in the long one, whose every node shares the first's CA and
+passwords and must refuse on its own listener), ``mesh``'s
 principal code creates the echo detector's principal from its grants. Then:
 
 * **the normal path once**: the smoke driver (as admin) feeds the echo detector, which runs as
@@ -37,6 +39,7 @@ from chaos.report import CaseResult
 from control.security.grants import detector_grants, detector_principal
 from control.security.principals import ensure_principal
 from hosting.servers.broker import LocalBroker
+from hosting.servers.kafka_cluster import LocalKafka
 from hosting.servers.ports import ephemeral_port
 from shared.errors import MeshError
 from shared.kafka.config import consumer_config, producer_config
@@ -52,11 +55,13 @@ METADATA_REFUSAL_S = 3.0
 
 
 def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
+    # The long form runs on a secure cluster of three (issue 48): every node must refuse, and
+    # every node's log must keep the secrets.
     base = replace(settings, home=work / "broker", bootstrap_servers="", broker_secure=True,
-                   broker_port=ephemeral_port("127.0.0.1"))  # fmt: skip
-    broker = LocalBroker(base)
-    info, _ = broker.ensure_started()
-    admin = replace(settings, bootstrap_servers=info.bootstrap, kafka_username=ADMIN,
+                   broker_port=ephemeral_port("127.0.0.1"), brokers=1 if short else 3)  # fmt: skip
+    kafka = LocalKafka(base)
+    bootstrap, _ = kafka.ensure_started()
+    admin = replace(settings, bootstrap_servers=bootstrap, kafka_username=ADMIN,
                     kafka_password_file=password_file(base, ADMIN),
                     kafka_ca_file=ca_file(base))  # fmt: skip
     failures: list[str] = []
@@ -75,29 +80,52 @@ def secure_mesh(settings: Settings, work: Path, short: bool) -> CaseResult:
             run.start_load()
             run.sleep_until(0.5)
             mid_run = run.output_so_far() and run.driver.running
-            failures += _refusals(info.bootstrap, echo, mesh, run.notes)
+            failures += _refusals(bootstrap, echo, mesh, run.notes)
+            for node, address in _other_nodes(kafka, bootstrap):
+                failures += _transport_refusals(address, echo, run.notes, f"node {node}: ")
             mid_run &= run.finish()
             # The instance is a static member (its --instance-id): it left its group itself,
             # logged in over TLS as its principal (shared/kafka/wire.py), or it would still be
             # listed until its session timed out.
             group = mesh.names.detector_group("echo")
             stop(run.instances["a"])
-            left = group_members(info.bootstrap, group, login=client_security(admin))
+            left = group_members(bootstrap, group, login=client_security(admin))
             if left:
                 failures.append(f"{', '.join(sorted(left))} stayed in {group} after its stop")
             headers = [h for _, h in run.dead_letters.letters]
+            nodes = kafka.nodes()
             texts = {"the detector's log": run.instances["a"].log_text(),
                      "its status file": status.read_text() if status.exists() else "",
-                     "the broker's log": broker.log_file.read_text(errors="replace"),
                      "dead-letter headers": json.dumps(headers)}  # fmt: skip
-            failures += _leaks(texts, [secret, password_file(base, ADMIN),
-                                       broker.dir / "controller.password"])  # fmt: skip
+            for node in nodes:
+                texts[f"{node.name}'s log"] = node.log_file.read_text(errors="replace")
+            failures += _leaks(
+                texts,
+                [
+                    secret,
+                    password_file(base, ADMIN),
+                    *_controller_passwords(nodes),
+                ],
+            )
             if not run.dead_letters.letters:
                 failures.append("no dead letter written: their headers were not checked")
     finally:
-        broker.stop()
+        kafka.stop()
     return run.result("secure_mesh", recover_s=None, mid_run=mid_run, duplicates_allowed=0,
                       failures=failures)  # fmt: skip
+
+
+def _controller_passwords(nodes: list[LocalBroker]) -> list[Path]:
+    """The controller password file of every node that keeps one (a cluster's nodes share
+    the first's)."""
+    return [path for node in nodes if (path := node.dir / "controller.password").exists()]
+
+
+def _other_nodes(kafka: LocalKafka, bootstrap: str) -> list[tuple[int, str]]:
+    """Every node but the first of the bootstrap list (which :func:`_refusals` asks): a
+    cluster's nodes each have their own listener, and each must refuse on its own."""
+    first = bootstrap.split(",")[0].strip()
+    return [(state.node, state.address) for state in kafka.states() if state.address != first]
 
 
 _REFUSALS = ("plaintext client", "a login without TLS", "a CA it does not trust",
@@ -115,16 +143,8 @@ def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) 
     own_group = names.detector_group("echo")
     stranger = replace(echo, kafka_username="nobody", kafka_password_file=wrong)
     mistyped = replace(echo, kafka_password_file=wrong)
-    right = {"bootstrap.servers": bootstrap, **client_security(echo)}
-    right.pop("error_cb")  # the refusal is what this asks for, not a raised error
     checks: dict[str, Callable[[], str | None]] = {
-        "plaintext client": lambda: _metadata({"bootstrap.servers": bootstrap}),
-        "a login without TLS": lambda: _metadata(
-            {**right, "security.protocol": "SASL_PLAINTEXT"}, because="_TRANSPORT"
-        ),
-        "a CA it does not trust": lambda: _metadata(
-            {**right, "ssl.ca.location": "probe"}, because="certificate verify failed"
-        ),
+        **_transport_checks(bootstrap, echo),
         "unknown principal": lambda: _consume(stranger, transactions, "any"),
         "wrong password": lambda: _consume(mistyped, transactions, own_group),
         "another's input": lambda: _consume(echo, logins, own_group),
@@ -139,6 +159,37 @@ def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) 
             failures.append(f"{what}: not refused")
         else:
             notes.append(f"{what}: refused ({_short(refusal)})")
+    return failures
+
+
+_TRANSPORT_REFUSALS = _REFUSALS[:3]
+
+
+def _transport_checks(bootstrap: str, echo: Settings) -> dict[str, Callable[[], str | None]]:
+    """The refusals of a node's listener itself: no TLS, a login without TLS, an untrusted CA."""
+    right = {"bootstrap.servers": bootstrap, **client_security(echo)}
+    right.pop("error_cb")  # the refusal is what this asks for, not a raised error
+    return {
+        "plaintext client": lambda: _metadata({"bootstrap.servers": bootstrap}),
+        "a login without TLS": lambda: _metadata(
+            {**right, "security.protocol": "SASL_PLAINTEXT"}, because="_TRANSPORT"
+        ),
+        "a CA it does not trust": lambda: _metadata(
+            {**right, "ssl.ca.location": "probe"}, because="certificate verify failed"
+        ),
+    }
+
+
+def _transport_refusals(address: str, echo: Settings, notes: list[str], label: str) -> list[str]:
+    """The transport refusals tried at one node's address alone."""
+    checks = _transport_checks(address, echo)
+    failures = []
+    for what in _TRANSPORT_REFUSALS:
+        refusal = checks[what]()
+        if refusal is None:
+            failures.append(f"{label}{what}: not refused")
+        else:
+            notes.append(f"{label}{what}: refused ({_short(refusal)})")
     return failures
 
 
