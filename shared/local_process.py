@@ -166,6 +166,26 @@ def stray_pids(home: Path) -> list[int]:
     return _pids_with(lost)
 
 
+def tagged_pids(home: Path) -> dict[str, list[int]]:
+    """Every live process started by a LocalProcess of ``home``, with its children (a service's
+    JVM, its Python workers, a supervised child), by that LocalProcess's name."""
+    prefix = f"{TAG_VARIABLE}={home}/".encode()
+    found: dict[str, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for item in environ:
+            name = item[len(prefix) :]
+            if item.startswith(prefix) and b"/" not in name:
+                found.setdefault(name.decode(errors="replace"), []).append(int(entry.name))
+                break
+    return found
+
+
 def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:
     """SIGTERM every stray of ``home``, SIGKILL what is left after ``timeout``; their pids."""
     strays = stray_pids(home)

@@ -1,0 +1,95 @@
+"""A soak's figures and verdict: is memory flat, is lag flat, was anything lost.
+
+Memory is judged per process by the least-squares slope of its resident memory over the second
+half of the samples: a JVM's heap, the JIT's code and the caches fill over the first minutes and
+then stay (a 3-minute run called ingest "growing" at +15 GiB/h), which is not a leak; a leak goes
+on growing in the second half too. A process grows when that slope, held for the whole run, would
+add more than GROWTH_SHARE of its median. Lag is
+flat when the last third of the samples is no higher on average than the first third plus
+LAG_SLACK_S seconds of input: a mesh that keeps up stays near zero, one that does not grows
+every sample. Nothing lost is counted by the caller (offsets and the planted frauds' deliveries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import median
+
+from chaos.soak_samples import Sample
+
+#: Growth over the run, as a share of the median, that calls a process's memory growing.
+GROWTH_SHARE = 0.10
+#: Lag allowed to rise between the first and the last third, in seconds of input.
+LAG_SLACK_S = 5.0
+
+
+def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
+    """Least-squares slope of ``(seconds, value)`` points, per hour; 0 for fewer than two."""
+    if len(points) < 2:
+        return 0.0
+    mean_t = sum(t for t, _ in points) / len(points)
+    mean_v = sum(v for _, v in points) / len(points)
+    spread = sum((t - mean_t) ** 2 for t, _ in points)
+    if spread == 0:
+        return 0.0
+    return sum((t - mean_t) * (v - mean_v) for t, v in points) / spread * 3600
+
+
+def memory_lines(samples: Sequence[Sample]) -> tuple[list[str], list[str]]:
+    """A line per process (first, last, median MiB and the second half's slope), and the
+    growing ones."""
+    steady = samples[len(samples) // 2 :] if len(samples) >= 6 else samples[-3:]
+    hours = (samples[-1].at_s - samples[0].at_s) / 3600 if samples else 0.0
+    names = sorted({name for s in steady for name in s.memory_mib})
+    if not steady:
+        return [], []
+    lines, growing = [], []
+    for name in names:
+        points = [(s.at_s, s.memory_mib[name]) for s in steady if name in s.memory_mib]
+        every = [s.memory_mib[name] for s in samples if name in s.memory_mib]
+        slope = slope_per_hour(points)
+        middle = median(v for _, v in points)
+        grows = middle > 0 and slope * hours > GROWTH_SHARE * middle
+        lines.append(f"{name:<28} {every[0]:>8.0f} {every[-1]:>8.0f} {middle:>8.0f} "
+                     f"{slope:>+9.1f}  {'GROWING' if grows else 'flat'}")  # fmt: skip
+        if grows:
+            growing.append(f"{name} grows {slope:+.0f} MiB/h (median {middle:.0f} MiB)")
+    return lines, growing
+
+
+def cpu_lines(samples: Sequence[Sample]) -> list[str]:
+    """Cores each process used between the first and the last sample (what three brokers,
+    ingest and each detector cost at the soak's rate), busiest first."""
+    if len(samples) < 2:
+        return []
+    first, last = samples[0], samples[-1]
+    seconds = last.at_s - first.at_s
+    used = {name: (cpu - first.cpu_s.get(name, 0.0)) / seconds
+            for name, cpu in last.cpu_s.items() if seconds > 0}  # fmt: skip
+    ranked = sorted(used.items(), key=lambda item: -item[1])
+    total = sum(used.values())
+    return [f"{name:<28} {cores:>5.2f} cores" for name, cores in ranked] + [
+        f"{'all':<28} {total:>5.2f} cores"
+    ]
+
+
+def lag_verdict(samples: Sequence[Sample], rate: float) -> tuple[str, bool]:
+    """The total lag (groups and ingest's backlog) of the first and last thirds, and whether
+    it stayed flat."""
+    totals = [sum(s.lag.values()) + max(s.ingest_backlog, 0) for s in samples]
+    third = max(1, len(totals) // 3)
+    first, last = totals[:third], totals[-third:]
+    early, late = sum(first) / len(first), sum(last) / len(last)
+    flat = late <= early + LAG_SLACK_S * rate
+    return f"lag (records, all groups + ingest) first third {early:.0f}, last {late:.0f}", flat
+
+
+def sample_line(sample: Sample) -> str:
+    """One row of the per-interval table."""
+    tail = sample.tail
+    p99 = f"{tail.p99_ms:.0f}" if tail.p99_ms is not None else "-"
+    worst = f"{tail.max_ms:.0f}" if tail.max_ms is not None else "-"
+    memory = sum(sample.memory_mib.values())
+    return (f"{sample.at_s / 60:>6.1f} min  {memory:>8.0f} MiB  lag {sum(sample.lag.values()):>8} "
+            f"backlog {sample.ingest_backlog:>8}  alerts {tail.count:>6}  raw->alert p99 {p99:>6} "
+            f"ms max {worst:>6} ms")  # fmt: skip

@@ -1,0 +1,98 @@
+"""What a soak reads every few minutes from its running mesh, each as a user or an operator could.
+
+* **memory and CPU**: each process of the mesh's MESH_HOME by name (``kafka-2``, ``ingest``,
+  ``detector-velocity-r1-0`` ...), its resident memory and CPU time summed with its children's
+  (a service's JVM and Python workers carry its tag: :func:`shared.local_process.tagged_pids`);
+* **lag**: each consumer group's committed offsets behind the ends of the partitions it has
+  committed, and ingest's backlog (raw records acknowledged but not yet routed, by end offsets);
+* **tail**: raw record -> alert p50 / p99 / max of the alerts of the interval, from their lineage
+  headers (what `mesh status` reads for its last minute).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.kafka.inspect import consumer_groups, group_lag, partition_watermarks
+from shared.kafka.recent_latency import RecentLatency, recent_alert_latency
+from shared.local_process import tagged_pids
+from shared.process_usage import process_usage
+from shared.topic_names import TopicNames
+
+#: Groups that only look (`mesh status`'s latency reader, the inspections).
+_LOOKING = ("mesh-latency-", "mesh-inspect")
+#: Alerts an interval's tail is read from at most (5 minutes at 1 000 records/s make ~3 000).
+ALERTS = 100_000
+#: The record types the soak feeds (`mesh produce`'s).
+_TYPES = ("transactions", "logins")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The mesh at ``at_s`` seconds into the feed."""
+
+    at_s: float
+    #: process name -> resident MiB (with its children)
+    memory_mib: dict[str, float]
+    #: process name -> CPU seconds so far (with its living children)
+    cpu_s: dict[str, float]
+    #: consumer group -> records behind
+    lag: dict[str, int]
+    #: raw records acknowledged but not yet routed
+    ingest_backlog: int
+    tail: RecentLatency
+
+
+def take_sample(
+    home: Path, bootstrap: str, names: TopicNames, started: float, interval_s: float
+) -> Sample:
+    usage = usage_by_process(home)
+    return Sample(
+        at_s=time.monotonic() - started,
+        memory_mib={name: rss / 2**20 for name, (rss, _) in usage.items()},
+        cpu_s={name: cpu for name, (_, cpu) in usage.items()},
+        lag=lag_by_group(bootstrap, names),
+        ingest_backlog=ingest_backlog(bootstrap, names),
+        tail=recent_alert_latency(bootstrap, names.alerts, window_s=interval_s, max_alerts=ALERTS),
+    )
+
+
+def usage_by_process(home: Path) -> dict[str, tuple[int, float]]:
+    """Resident bytes and CPU seconds of every process of ``home``, its children's included."""
+    found = {}
+    for name, pids in sorted(tagged_pids(home).items()):
+        usages = [u for u in map(process_usage, pids) if u is not None]
+        found[name] = (sum(u.rss_bytes for u in usages), sum(u.cpu_s for u in usages))
+    return found
+
+
+def memory_by_process(home: Path) -> dict[str, float]:
+    """Resident MiB of every process of ``home``, its children's included."""
+    return {name: rss / 2**20 for name, (rss, _) in usage_by_process(home).items()}
+
+
+def lag_by_group(bootstrap: str, names: TopicNames) -> dict[str, int]:
+    """Each working group of the mesh's prefix: its lag over the partitions it committed (a
+    detector reads one type: the other type's partitions, never committed, are not its lag)."""
+    topics = [*_routed(names), names.alerts, names.metrics]
+    lags = {}
+    for group in consumer_groups(bootstrap):
+        if not group.startswith(names.prefix) or group.startswith(_LOOKING):
+            continue
+        lag = group_lag(bootstrap, group, topics)
+        lags[group] = sum(n for key, n in lag.partitions.items() if lag.committed[key] is not None)
+    return lags
+
+
+def ingest_backlog(bootstrap: str, names: TopicNames) -> int:
+    """Raw records in the raw topics beyond what was routed (valid or dead-lettered)."""
+    raw, routed = [names.raw(t) for t in _TYPES], _routed(names)
+    ends = partition_watermarks(bootstrap, [*raw, *routed])
+    written = {topic: sum(high for _, high in p.values()) for topic, p in ends.items()}
+    return sum(written.get(t, 0) for t in raw) - sum(written.get(t, 0) for t in routed)
+
+
+def _routed(names: TopicNames) -> list[str]:
+    return [*(names.records(t) for t in _TYPES), names.invalid]

@@ -1,0 +1,48 @@
+"""The soak's verdicts: a creeping process and a building lag are called so, a steady one is not."""
+
+import pytest
+
+from chaos.soak_report import cpu_lines, lag_verdict, memory_lines, slope_per_hour
+from chaos.soak_samples import Sample
+from shared.kafka.recent_latency import summarize
+
+TAIL = summarize([10.0, 20.0], 300)
+
+
+def _samples(memory, lag=None, backlog=None):
+    lag = lag or [0] * len(memory)
+    backlog = backlog or [0] * len(memory)
+    return [Sample(i * 300.0, m, {n: 60.0 * i for n in m}, {"detector.velocity": lag[i]},
+                   backlog[i], TAIL) for i, m in enumerate(memory)]  # fmt: skip
+
+
+def test_the_slope_is_per_hour_and_zero_without_two_points():
+    assert slope_per_hour([(0, 100), (1800, 150), (3600, 200)]) == pytest.approx(100)
+    assert slope_per_hour([(0, 100)]) == 0.0
+
+
+def test_a_process_that_creeps_is_growing_and_the_warm_up_half_is_left_out():
+    # a JVM filling its heap for the first half hour, then steady: not a leak
+    warming = [{"ingest": 200.0 + 100 * min(i, 6) + i % 2} for i in range(13)]
+    lines, growing = memory_lines(_samples(warming))
+    assert growing == [] and lines[0].endswith("flat")
+    creeping = _samples([{"ingest": 800.0 + 20 * i} for i in range(13)])  # +240 MiB/h throughout
+    lines, growing = memory_lines(creeping)
+    assert growing == ["ingest grows +240 MiB/h (median 980 MiB)"]
+    assert lines[0].endswith("GROWING")
+
+
+def test_lag_that_builds_every_sample_fails_and_a_steady_one_passes():
+    steady = _samples([{}] * 9, lag=[400, 100, 900, 300, 200, 800, 100, 600, 300])
+    assert lag_verdict(steady, 1000)[1]
+    building = _samples([{}] * 9, backlog=[1000 * i * 10 for i in range(9)])
+    line, flat = lag_verdict(building, 1000)
+    assert not flat and line == "lag (records, all groups + ingest) first third 10000, last 70000"
+
+
+def test_cpu_is_cores_used_between_the_first_and_the_last_sample():
+    # 60 CPU seconds every 300 s: a fifth of a core
+    lines = cpu_lines(_samples([{"kafka": 1.0, "ingest": 1.0}] * 4))
+    assert lines == ["kafka                         0.20 cores",
+                     "ingest                        0.20 cores",
+                     "all                           0.40 cores"]  # fmt: skip
