@@ -152,17 +152,26 @@ def _refusals(bootstrap: str, echo: Settings, mesh: CaseMesh, notes: list[str]) 
         "another's group": lambda: _consume(echo, transactions, names.notifier_group),
         "a detector with a wrong password": lambda: _detector_refused(mesh, echo, wrong),
     }
-    failures = []
-    for what in _REFUSALS:
-        refusal = checks[what]()
-        if refusal is None:
-            failures.append(f"{what}: not refused")
-        else:
-            notes.append(f"{what}: refused ({_short(refusal)})")
-    return failures
+    return _tried(checks, _REFUSALS, notes)
 
 
 _TRANSPORT_REFUSALS = _REFUSALS[:3]
+
+
+def _tried(
+    checks: dict[str, Callable[[], str | None]], order: tuple[str, ...], notes: list[str],
+    label: str = "",
+) -> list[str]:  # fmt: skip
+    """Each check in ``order``: a failure line for every refusal not made, a note for each
+    made (what the client was told)."""
+    failures = []
+    for what in order:
+        refusal = checks[what]()
+        if refusal is None:
+            failures.append(f"{label}{what}: not refused")
+        else:
+            notes.append(f"{label}{what}: refused ({_short(refusal)})")
+    return failures
 
 
 def _transport_checks(bootstrap: str, echo: Settings) -> dict[str, Callable[[], str | None]]:
@@ -182,15 +191,7 @@ def _transport_checks(bootstrap: str, echo: Settings) -> dict[str, Callable[[], 
 
 def _transport_refusals(address: str, echo: Settings, notes: list[str], label: str) -> list[str]:
     """The transport refusals tried at one node's address alone."""
-    checks = _transport_checks(address, echo)
-    failures = []
-    for what in _TRANSPORT_REFUSALS:
-        refusal = checks[what]()
-        if refusal is None:
-            failures.append(f"{label}{what}: not refused")
-        else:
-            notes.append(f"{label}{what}: refused ({_short(refusal)})")
-    return failures
+    return _tried(_transport_checks(address, echo), _TRANSPORT_REFUSALS, notes, label)
 
 
 def _short(error: str) -> str:
