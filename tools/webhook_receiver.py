@@ -12,7 +12,10 @@ It listens on 127.0.0.1 (a container on a bridge network: ``--host 0.0.0.0``).
 (``mesh up`` runs it so for the shipped rules), prints one line per delivery and, with
 ``--record``, appends each as a JSON line: the idempotency key, the alert's detector, source
 record id and event time, when it arrived and, from the notifier's ``Mesh-Source-Timestamp``
-header, when the raw record reached Kafka.
+header, when the raw record reached Kafka. A repeat (a 2xx request whose key was already taken)
+is appended too, marked ``"repeat": true``: a reader that wants one delivery per alert takes the
+first per key (:func:`tools.notification_summary.delivered`), and one that counts what a person
+would have received twice without the key (chaos case 16's ledger) can.
 """
 
 from __future__ import annotations
@@ -47,13 +50,13 @@ class Received:
     #: the raw record's Kafka timestamp (ms), if the notifier sent it
     source_ms: int | None = None
 
-    def line(self) -> str:
+    def line(self, repeat: bool = False) -> str:
         """This delivery as the ``--record`` file keeps it."""
         return json.dumps({
             "alert_id": self.key, "path": self.path, "detector": self.body.get("detector"),
             "source_record_id": self.body.get("source_record_id"),
             "event_time": self.body.get("event_time"), "at_ms": round(self.at_s * 1000),
-            "source_ms": self.source_ms,
+            "source_ms": self.source_ms, **({"repeat": True} if repeat else {}),
         })  # fmt: skip
 
 
@@ -110,13 +113,14 @@ class _Handler(BaseHTTPRequestHandler):
         if 200 <= status < 300:
             with self.receiver.lock:
                 self.receiver.answered.append(arrived)
-                if key in self.receiver.taken:
+                repeat = key in self.receiver.taken
+                if repeat:
                     self.receiver.repeats += 1
                 else:
                     self.receiver.taken[key] = arrived
-                    if self.receiver.record is not None:
-                        with self.receiver.record.open("a") as out:
-                            out.write(arrived.line() + "\n")
+                if self.receiver.record is not None:
+                    with self.receiver.record.open("a") as out:
+                        out.write(arrived.line(repeat) + "\n")
             if self.receiver.echo:
                 print(f"delivered {key} ({body.get('detector')}/{body.get('rule')}, "
                       f"{body.get('customer_id')}) to {self.path}", flush=True)  # fmt: skip
