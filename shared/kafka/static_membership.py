@@ -25,10 +25,20 @@ Session timeouts, per service (:data:`SESSION_TIMEOUT_MS`): how long the group w
 member that went silent before it gives its partitions to the others. A restart within it brings
 the member back with no rebalance at all (3-5 s here: supervisor backoff, Python start, join; up
 to ~10 s on a loaded 2-core machine), so the timeout only bounds how long a replica that does not
-come back holds its share. 15 s covers a slow restart with room to spare and is a third of
-librdkafka's 45 s default; shorter would turn a slow restart into two rebalances (one when the
+come back holds its share. Shorter would turn a slow restart into two rebalances (one when the
 session expires, one when the instance joins again). Detector replicas and the notifier are
 restarted the same way, so they share the value.
+
+The other bound is a lost group coordinator (issue 48): the member's heartbeats get no answer
+until the cluster has fenced the dead node (5 s on the local cluster), moved its
+``__consumer_offsets`` partitions and the new coordinator has loaded the group. 15 s was too
+short for that on a loaded 2-core machine: after a SIGKILL of the active controller, which also
+coordinated new_country's group, its session ran out 12 s after the kill, it joined again, was
+fenced by its own old member id and lost its partitions: alerts from it came 30-47 s after their
+raw records for half a minute while the other detectors' were 5-18 s. 30 s covers the coordinator's
+fail-over, and still bounds a replica that does not come back. Heartbeats stay every 3 s
+(:data:`HEARTBEAT_MS`): the members hear of a rebalance (a replica added by the autoscaler, a
+rollout) at their next heartbeat.
 """
 
 from __future__ import annotations
@@ -47,7 +57,9 @@ from shared.kafka.wire import Connection, Reader, WireError, string
 log = logging.getLogger(__name__)
 
 #: Per service: the group's patience with a silent member, in ms (see the module's docstring).
-SESSION_TIMEOUT_MS = {"detector": 15_000, "notifier": 15_000}
+SESSION_TIMEOUT_MS = {"detector": 30_000, "notifier": 30_000}
+#: How often a member tells the coordinator it lives (and hears of a rebalance).
+HEARTBEAT_MS = 3_000
 FIND_COORDINATOR, LEAVE_GROUP = 10, 13
 #: Kafka's error codes that :func:`leave` reads.
 _NONE, _UNKNOWN_MEMBER_ID, _NOT_COORDINATOR = 0, 25, 16
@@ -76,7 +88,7 @@ def static_member_settings(service: str, instance_id: str | None) -> dict[str, A
     return {
         "group.instance.id": instance_id,
         "session.timeout.ms": session,
-        "heartbeat.interval.ms": session // 5,
+        "heartbeat.interval.ms": HEARTBEAT_MS,
     }
 
 
