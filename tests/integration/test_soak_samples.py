@@ -77,7 +77,7 @@ def test_a_process_memory_counts_its_children(tmp_path):
         both = sum(u.rss_bytes for u in map(process_usage, family) if u) / 2**20
         assert memory["sleeper"] == pytest.approx(both, rel=0.2)
     finally:
-        process.stop(timeout=10)
+        process.stop(timeout=10, descendants_s=0)  # the child only sleeps: stop it at once
 
 
 def _family(pid):
