@@ -228,8 +228,7 @@ def _feed_through(name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault])
     planted = mesh.planted()
     notified = mesh.wait_notified(planted)
     routed, dead_lettered = (a - b for a, b in zip(mesh.routed(bootstrap), before, strict=True))
-    restarted = {name: n - restarts_before.get(name, 0) for name, n in mesh.restarts().items()
-                 if n > restarts_before.get(name, 0)}  # fmt: skip
+    restarted = mesh.restarted_since(restarts_before)
     if restarted:
         run.failures.append("restarted during the faults: " + ", ".join(
             f"{name} {n}x" for name, n in sorted(restarted.items())))  # fmt: skip

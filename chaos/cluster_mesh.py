@@ -123,6 +123,11 @@ class ClusterMesh:
                 return notified
             time.sleep(1)
 
+    def restarted_since(self, before: dict[str, int]) -> dict[str, int]:
+        """The supervised services restarted since ``before`` (:meth:`restarts`), and how often."""
+        return {name: n - before.get(name, 0) for name, n in self.restarts().items()
+                if n > before.get(name, 0)}  # fmt: skip
+
     def restarts(self) -> dict[str, int]:
         """Each supervised service's restarts so far, by its process name."""
         found = {}

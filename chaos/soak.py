@@ -82,8 +82,7 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
     if notified != planted:
         missing = len(planted - notified)
         failures.append(f"{missing} of {len(planted)} planted frauds never notified")
-    restarted = {n: c - restarts_before.get(n, 0) for n, c in mesh.restarts().items()
-                 if c > restarts_before.get(n, 0)}  # fmt: skip
+    restarted = mesh.restarted_since(restarts_before)
     if restarted:
         failures.append(f"restarted: {restarted}")
     lines, growing = memory_lines(samples)

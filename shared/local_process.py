@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,17 +171,11 @@ def tagged_pids(home: Path) -> dict[str, list[int]]:
     JVM, its Python workers, a supervised child), by that LocalProcess's name."""
     prefix = f"{TAG_VARIABLE}={home}/".encode()
     found: dict[str, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
+    for pid, environ in _environments():
         for item in environ:
             name = item[len(prefix) :]
             if item.startswith(prefix) and b"/" not in name:
-                found.setdefault(name.decode(errors="replace"), []).append(int(entry.name))
+                found.setdefault(name.decode(errors="replace"), []).append(pid)
                 break
     return found
 
@@ -195,17 +189,18 @@ def stop_strays(home: Path, timeout: float = 30.0) -> list[int]:
 
 def _pids_with(match: Callable[[list[bytes]], bool]) -> list[int]:
     """Live processes (not this one) whose environment entries satisfy ``match``."""
-    found = []
+    return sorted(pid for pid, environ in _environments() if pid != os.getpid() and match(environ))
+
+
+def _environments() -> Iterator[tuple[int, list[bytes]]]:
+    """Every readable live process and its environment entries."""
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit():
             continue
         try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
+            yield int(entry.name), (entry / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours to read
             continue
-        if match(environ):
-            found.append(int(entry.name))
-    return sorted(found)
 
 
 def _terminate(pids: list[int], timeout: float) -> None:
