@@ -5,7 +5,7 @@ What a long run finds and a short one cannot: memory that creeps (a cache withou
 without TTL), lag that builds a little every minute, a tail that widens as stores grow. The soak
 is `mesh up --brokers 3` on a MESH_HOME of its own, fed by `mesh produce` at ``--rate`` (event
 time at the same pace, 1 % planted frauds), and every ``--every`` seconds a sample
-(:mod:`chaos.soak_samples`): each process's resident memory, each group's lag and ingest's
+(:mod:`chaos.soak_samples`): each process's private memory, each group's lag and ingest's
 backlog, raw -> alert p50/p99/max of the interval's alerts. After the feed, the verdict
 (:mod:`chaos.soak_report`): every acknowledged record routed, every planted fraud notified, no
 service restarted, memory and lag flat. It prints a table per sample as it goes, writes
@@ -85,16 +85,18 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
     restarted = mesh.restarted_since(restarts_before)
     if restarted:
         failures.append(f"restarted: {restarted}")
-    lines, growing = memory_lines(samples)
+    lines, growing, filling = memory_lines(samples)
     failures += growing
     lag_line, lag_flat = lag_verdict(samples, rate)
     if not lag_flat:
         failures.append(f"lag grew: {lag_line}")
     print(f"sent {sent}, acknowledged {acknowledged}; planted frauds notified {len(notified)} of "
           f"{len(planted)}; {lag_line}")  # fmt: skip
-    print(f"{'process (MiB)':<28} {'first':>8} {'last':>8} {'median':>8} {'MiB/h':>9}  "
-          "(median and slope over the second half)")  # fmt: skip
+    print(f"{'process (private MiB)':<28} {'first':>8} {'last':>8} {'median':>8} "
+          f"{'resident':>8} {'MiB/h':>9}  (median and slope over the second half)")  # fmt: skip
     print("\n".join(lines), flush=True)
+    for line in filling:
+        print(f"filling, not failed (slowing down: run longer to see where it stops): {line}")
     print(f"CPU from the first sample to the last ({len(samples)} samples):")
     print("\n".join(cpu_lines(samples)), flush=True)
     report = {"sent": sent, "acknowledged": acknowledged, "planted": len(planted),

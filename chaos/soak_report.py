@@ -1,11 +1,18 @@
 """A soak's figures and verdict: is memory flat, is lag flat, was anything lost.
 
-Memory is judged per process by the least-squares slope of its resident memory over the second
-half of the samples: a JVM's heap, the JIT's code and the caches fill over the first minutes and
-then stay (a 3-minute run called ingest "growing" at +15 GiB/h), which is not a leak; a leak goes
-on growing in the second half too. A process grows when that slope, held for the whole run, would
-add more than GROWTH_SHARE of its median. Lag is
-flat when the last third of the samples is no higher on average than the first third plus
+Memory is each process's private memory (its resident pages less those of mapped files: a
+database's mapped data files are the kernel's cache of its disk, and grow with the data). It is
+judged by the least-squares slope over the second half of the samples: a JVM's heap, the JIT's
+code and the caches fill over the first minutes and then stay (a 3-minute run called ingest
+"growing" at +15 GiB/h), which is not a leak; a leak goes on growing in the second half too. A
+process grows when that slope, held for the whole run, would add more than GROWTH_SHARE of its
+median, unless it is **filling**: its last third's slope at most FILLING_RATIO of its middle
+third's. State bounded by what it keys on fills so (a detector's profiles, one per customer of
+the feed's population, or a trace store up to its cap): each new minute finds fewer new keys. A
+leak does not slow down at a steady rate of input. A filling process passes, named, so a longer
+run can show where it stops.
+
+Lag is flat when the last third of the samples is no higher on average than the first third plus
 LAG_SLACK_S seconds of input: a mesh that keeps up stays near zero, one that does not grows
 every sample. Nothing lost is counted by the caller (offsets and the planted frauds' deliveries).
 """
@@ -19,6 +26,8 @@ from chaos.soak_samples import Sample
 
 #: Growth over the run, as a share of the median, that calls a process's memory growing.
 GROWTH_SHARE = 0.10
+#: The last third's slope, as a share of the middle third's, at most which growth is filling.
+FILLING_RATIO = 0.5
 #: Lag allowed to rise between the first and the last third, in seconds of input.
 LAG_SLACK_S = 5.0
 
@@ -35,26 +44,42 @@ def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
     return sum((t - mean_t) * (v - mean_v) for t, v in points) / spread * 3600
 
 
-def memory_lines(samples: Sequence[Sample]) -> tuple[list[str], list[str]]:
-    """A line per process (first, last, median MiB and the second half's slope), and the
-    growing ones."""
+def memory_lines(samples: Sequence[Sample]) -> tuple[list[str], list[str], list[str]]:
+    """A line per process (first, last, median private MiB, last resident MiB and the second
+    half's slope), the growing ones and the filling ones."""
     steady = samples[len(samples) // 2 :] if len(samples) >= 6 else samples[-3:]
     hours = (samples[-1].at_s - samples[0].at_s) / 3600 if samples else 0.0
     names = sorted({name for s in steady for name in s.memory_mib})
-    if not steady:
-        return [], []
-    lines, growing = [], []
+    lines, growing, filling = [], [], []
     for name in names:
-        points = [(s.at_s, s.memory_mib[name]) for s in steady if name in s.memory_mib]
-        every = [s.memory_mib[name] for s in samples if name in s.memory_mib]
-        slope = slope_per_hour(points)
-        middle = median(v for _, v in points)
-        grows = middle > 0 and slope * hours > GROWTH_SHARE * middle
+        points = _points(steady, name)
+        every = [v for _, v in _points(samples, name)]
+        slope, middle = slope_per_hour(points), median(v for _, v in points)
+        verdict = "flat"
+        if middle > 0 and slope * hours > GROWTH_SHARE * middle:
+            earlier, latest = _third_slopes(samples, name)
+            if latest <= FILLING_RATIO * earlier:
+                verdict = "filling"
+                filling.append(f"{name} fills: {earlier:+.0f} then {latest:+.0f} MiB/h "
+                               f"(median {middle:.0f} MiB)")  # fmt: skip
+            else:
+                verdict = "GROWING"
+                growing.append(f"{name} grows {slope:+.0f} MiB/h (median {middle:.0f} MiB)")
+        resident = samples[-1].resident_mib.get(name, 0.0)
         lines.append(f"{name:<28} {every[0]:>8.0f} {every[-1]:>8.0f} {middle:>8.0f} "
-                     f"{slope:>+9.1f}  {'GROWING' if grows else 'flat'}")  # fmt: skip
-        if grows:
-            growing.append(f"{name} grows {slope:+.0f} MiB/h (median {middle:.0f} MiB)")
-    return lines, growing
+                     f"{resident:>8.0f} {slope:>+9.1f}  {verdict}")  # fmt: skip
+    return lines, growing, filling
+
+
+def _points(samples: Sequence[Sample], name: str) -> list[tuple[float, float]]:
+    return [(s.at_s, s.memory_mib[name]) for s in samples if name in s.memory_mib]
+
+
+def _third_slopes(samples: Sequence[Sample], name: str) -> tuple[float, float]:
+    """The middle third's and the last third's slopes of ``name``'s memory, per hour."""
+    third = max(2, len(samples) // 3)
+    middle, last = samples[-2 * third : -third], samples[-third:]
+    return slope_per_hour(_points(middle, name)), slope_per_hour(_points(last, name))
 
 
 def cpu_lines(samples: Sequence[Sample]) -> list[str]:

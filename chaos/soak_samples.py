@@ -1,8 +1,10 @@
 """What a soak reads every few minutes from its running mesh, each as a user or an operator could.
 
 * **memory and CPU**: each process of the mesh's MESH_HOME by name (``kafka-2``, ``ingest``,
-  ``detector-velocity-r1-0`` ...), its resident memory and CPU time summed with its children's
-  (a service's JVM and Python workers carry its tag: :func:`shared.local_process.tagged_pids`);
+  ``detector-velocity-r1-0`` ...), its private memory (resident, without mapped files' pages:
+  :class:`shared.process_usage.ProcessUsage`), its resident size and CPU time, each summed with
+  its children's (a service's JVM and Python workers carry its tag:
+  :func:`shared.local_process.tagged_pids`);
 * **lag**: each consumer group's committed offsets behind the ends of the partitions it has
   committed, and ingest's backlog (raw records acknowledged but not yet routed, by end offsets);
 * **tail**: raw record -> alert p50 / p99 / max of the alerts of the interval, from their lineage
@@ -18,7 +20,7 @@ from pathlib import Path
 from shared.kafka.inspect import consumer_groups, group_lag, partition_watermarks
 from shared.kafka.recent_latency import RecentLatency, recent_alert_latency
 from shared.local_process import tagged_pids
-from shared.process_usage import process_usage
+from shared.process_usage import ProcessUsage, process_usage
 from shared.topic_names import TopicNames
 
 #: Groups that only look (`mesh status`'s latency reader, the inspections).
@@ -34,8 +36,10 @@ class Sample:
     """The mesh at ``at_s`` seconds into the feed."""
 
     at_s: float
-    #: process name -> resident MiB (with its children)
+    #: process name -> private MiB (with its children): what a leak grows
     memory_mib: dict[str, float]
+    #: process name -> resident MiB (with its children), mapped files' pages included
+    resident_mib: dict[str, float]
     #: process name -> CPU seconds so far (with its living children)
     cpu_s: dict[str, float]
     #: consumer group -> records behind
@@ -51,26 +55,31 @@ def take_sample(
     usage = usage_by_process(home)
     return Sample(
         at_s=time.monotonic() - started,
-        memory_mib={name: rss / 2**20 for name, (rss, _) in usage.items()},
-        cpu_s={name: cpu for name, (_, cpu) in usage.items()},
+        memory_mib={name: u.private_bytes / 2**20 for name, u in usage.items()},
+        resident_mib={name: u.rss_bytes / 2**20 for name, u in usage.items()},
+        cpu_s={name: u.cpu_s for name, u in usage.items()},
         lag=lag_by_group(bootstrap, names),
         ingest_backlog=ingest_backlog(bootstrap, names),
         tail=recent_alert_latency(bootstrap, names.alerts, window_s=interval_s, max_alerts=ALERTS),
     )
 
 
-def usage_by_process(home: Path) -> dict[str, tuple[int, float]]:
-    """Resident bytes and CPU seconds of every process of ``home``, its children's included."""
+def usage_by_process(home: Path) -> dict[str, ProcessUsage]:
+    """What every process of ``home`` uses, its children's included."""
     found = {}
     for name, pids in sorted(tagged_pids(home).items()):
         usages = [u for u in map(process_usage, pids) if u is not None]
-        found[name] = (sum(u.rss_bytes for u in usages), sum(u.cpu_s for u in usages))
+        found[name] = ProcessUsage(
+            cpu_s=sum(u.cpu_s for u in usages),
+            rss_bytes=sum(u.rss_bytes for u in usages),
+            private_bytes=sum(u.private_bytes for u in usages),
+        )
     return found
 
 
 def memory_by_process(home: Path) -> dict[str, float]:
-    """Resident MiB of every process of ``home``, its children's included."""
-    return {name: rss / 2**20 for name, (rss, _) in usage_by_process(home).items()}
+    """Private MiB of every process of ``home``, its children's included."""
+    return {name: u.private_bytes / 2**20 for name, u in usage_by_process(home).items()}
 
 
 def lag_by_group(bootstrap: str, names: TopicNames) -> dict[str, int]:

@@ -20,6 +20,10 @@ class ProcessUsage:
     cpu_s: float
     #: resident set size now
     rss_bytes: int
+    #: the resident pages that are the process's own (anonymous: heap, stacks), without the
+    #: pages of mapped files, which are the kernel's cache of a file and reclaimable (InfluxDB's
+    #: mapped data files grow its resident size with the data on disk)
+    private_bytes: int
 
 
 def process_usage(pid: int) -> ProcessUsage | None:
@@ -30,10 +34,11 @@ def process_usage(pid: int) -> ProcessUsage | None:
     except OSError:
         return None
     user_ticks, system_ticks = int(fields[11]), int(fields[12])
-    resident_pages = int(statm.split()[1])
+    resident_pages, shared_pages = (int(n) for n in statm.split()[1:3])
     return ProcessUsage(
         cpu_s=(user_ticks + system_ticks) / _TICKS_PER_SECOND,
         rss_bytes=resident_pages * _PAGE_BYTES,
+        private_bytes=(resident_pages - shared_pages) * _PAGE_BYTES,
     )
 
 

@@ -16,16 +16,23 @@ header, when the raw record reached Kafka. A repeat (a 2xx request whose key was
 is appended too, marked ``"repeat": true``: a reader that wants one delivery per alert takes the
 first per key (:func:`tools.notification_summary.delivered`), and one that counts what a person
 would have received twice without the key (chaos case 16's ledger) can.
+
+In a test every request stays in memory to be inspected. The command line's receiver runs for as
+long as the mesh (an hour's soak at 1 000 records/s sends it ~15 000 alerts), so it keeps only
+the last ``--keep`` requests and their keys' tries: the record file holds every delivery. What it
+must remember of every key, to tell a repeat, is an 8-byte digest (about 60 bytes with the set's
+slot; a request with its body kept in two lists grew it 28 MiB an hour).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,6 +45,8 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 LOOPBACK = "127.0.0.1"
 #: How long ``/hang`` holds a request (longer than any test's webhook timeout).
 HANG_S = 60.0
+#: Requests (and keys' tries) the command line's receiver keeps in memory.
+KEEP = 1_000
 
 
 @dataclass
@@ -62,22 +71,60 @@ class Received:
 
 @dataclass
 class Receiver:
-    """What came in; thread-safe."""
+    """What came in; thread-safe. With ``keep``, only the newest ``keep`` requests, taken keys
+    and keys' tries stay (a long-running receiver); without, everything (a test)."""
 
+    keep: int | None = None
     #: the first request of each idempotency key that was answered 2xx
     taken: dict[str, Received] = field(default_factory=dict)
     #: every request, in arrival order
-    requests: list[Received] = field(default_factory=list)
+    requests: deque[Received] = field(init=False)
     #: requests per key, answered or not
     tries: Counter[str] = field(default_factory=Counter)
     #: 2xx requests whose key was already taken
     repeats: int = 0
     #: every request answered 2xx, in arrival order (a key per path: channels share alert ids)
-    answered: list[Received] = field(default_factory=list)
+    answered: deque[Received] = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
     echo: bool = False
     #: where each taken delivery is appended as a JSON line, if anywhere
     record: Path | None = None
+    #: digests of every taken key: what tells a repeat once ``taken`` has let the key go
+    _taken_digests: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.requests = deque(maxlen=self.keep)
+        self.answered = deque(maxlen=self.keep)
+
+    def arrived(self, request: Received) -> int:
+        """Count ``request``; how many requests its key has had."""
+        with self.lock:
+            self.requests.append(request)
+            self.tries[request.key] += 1
+            tries = self.tries[request.key]
+            self._forget_oldest(self.tries)
+            return tries
+
+    def take(self, request: Received) -> bool:
+        """``request`` was answered 2xx: record it; whether its key was taken before."""
+        digest = int.from_bytes(hashlib.blake2b(request.key.encode(), digest_size=8).digest())
+        with self.lock:
+            self.answered.append(request)
+            repeat = digest in self._taken_digests
+            if repeat:
+                self.repeats += 1
+            else:
+                self._taken_digests.add(digest)
+                self.taken[request.key] = request
+                self._forget_oldest(self.taken)
+            if self.record is not None:
+                with self.record.open("a") as out:
+                    out.write(request.line(repeat) + "\n")
+            return repeat
+
+    def _forget_oldest(self, by_key: dict) -> None:
+        if self.keep is not None and len(by_key) > self.keep:
+            del by_key[next(iter(by_key))]
 
     def delivered(self, path_prefix: str = "") -> dict[str, Received]:
         """The first 2xx request of each key among the paths that start with ``path_prefix``."""
@@ -105,22 +152,9 @@ class _Handler(BaseHTTPRequestHandler):
         source = self.headers.get(SOURCE_TIMESTAMP_HTTP_HEADER)
         arrived = Received(self.path, key, body, time.time(), self.headers.get("traceparent"),
                            int(source) if source and source.isdigit() else None)  # fmt: skip
-        with self.receiver.lock:
-            self.receiver.requests.append(arrived)
-            self.receiver.tries[key] += 1
-            tries = self.receiver.tries[key]
-        status = self._status_for(tries)
+        status = self._status_for(self.receiver.arrived(arrived))
         if 200 <= status < 300:
-            with self.receiver.lock:
-                self.receiver.answered.append(arrived)
-                repeat = key in self.receiver.taken
-                if repeat:
-                    self.receiver.repeats += 1
-                else:
-                    self.receiver.taken[key] = arrived
-                if self.receiver.record is not None:
-                    with self.receiver.record.open("a") as out:
-                        out.write(arrived.line(repeat) + "\n")
+            self.receiver.take(arrived)
             if self.receiver.echo:
                 print(f"delivered {key} ({body.get('detector')}/{body.get('rule')}, "
                       f"{body.get('customer_id')}) to {self.path}", flush=True)  # fmt: skip
@@ -157,9 +191,14 @@ class WebhookReceiver:
     """The receiver's server in a background thread; a context manager."""
 
     def __init__(
-        self, port: int = 0, echo: bool = False, record: Path | None = None, host: str = LOOPBACK
+        self,
+        port: int = 0,
+        echo: bool = False,
+        record: Path | None = None,
+        host: str = LOOPBACK,
+        keep: int | None = None,
     ) -> None:
-        self.received = Receiver(echo=echo, record=record)
+        self.received = Receiver(keep=keep, echo=echo, record=record)
         handler = type("Handler", (_Handler,), {"receiver": self.received})
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
@@ -196,11 +235,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default=LOOPBACK, help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8787, help="port (8787)")
     parser.add_argument("--record", type=Path, help="append each delivery to this JSON-lines file")
+    parser.add_argument(
+        "--keep", type=int, default=KEEP, help=f"requests kept in memory ({KEEP}; all: --record)"
+    )
     args = parser.parse_args(argv)
+    if args.keep < 1:
+        print(f"webhook receiver: error: --keep {args.keep}: keep at least 1 request in memory")
+        return 2
     if args.record is not None:
         args.record.parent.mkdir(parents=True, exist_ok=True)
     try:
-        receiver = WebhookReceiver(args.port, echo=True, record=args.record, host=args.host)
+        receiver = WebhookReceiver(
+            args.port, echo=True, record=args.record, host=args.host, keep=args.keep
+        )
     except OSError as error:
         print(f"webhook receiver: error: {args.host}:{args.port}: {error.strerror}")
         return 2

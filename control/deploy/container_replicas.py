@@ -293,4 +293,5 @@ def _usage(container: Any) -> ProcessUsage | None:
     cache = int(
         memory.get("stats", {}).get("inactive_file", memory.get("stats", {}).get("cache", 0))
     )
-    return ProcessUsage(cpu_s=cpu_ns / 1e9, rss_bytes=max(int(memory.get("usage", 0)) - cache, 0))
+    used = max(int(memory.get("usage", 0)) - cache, 0)  # the engine's figure is without files
+    return ProcessUsage(cpu_s=cpu_ns / 1e9, rss_bytes=used, private_bytes=used)

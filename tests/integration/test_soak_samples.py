@@ -74,7 +74,7 @@ def test_a_process_memory_counts_its_children(tmp_path):
         assert len(family) == 2
         memory = memory_by_process(tmp_path)
         assert set(memory) == {"sleeper"}
-        both = sum(u.rss_bytes for u in map(process_usage, family) if u) / 2**20
+        both = sum(u.private_bytes for u in map(process_usage, family) if u) / 2**20
         assert memory["sleeper"] == pytest.approx(both, rel=0.2)
     finally:
         process.stop(timeout=10, descendants_s=0)  # the child only sleeps: stop it at once

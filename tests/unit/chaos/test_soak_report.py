@@ -12,8 +12,9 @@ TAIL = summarize([10.0, 20.0], 300)
 def _samples(memory, lag=None, backlog=None):
     lag = lag or [0] * len(memory)
     backlog = backlog or [0] * len(memory)
-    return [Sample(i * 300.0, m, {n: 60.0 * i for n in m}, {"detector.velocity": lag[i]},
-                   backlog[i], TAIL) for i, m in enumerate(memory)]  # fmt: skip
+    return [Sample(i * 300.0, m, {n: v + 50 for n, v in m.items()}, {n: 60.0 * i for n in m},
+                   {"detector.velocity": lag[i]}, backlog[i], TAIL)
+            for i, m in enumerate(memory)]  # fmt: skip
 
 
 def test_the_slope_is_per_hour_and_zero_without_two_points():
@@ -24,12 +25,20 @@ def test_the_slope_is_per_hour_and_zero_without_two_points():
 def test_a_process_that_creeps_is_growing_and_the_warm_up_half_is_left_out():
     # a JVM filling its heap for the first half hour, then steady: not a leak
     warming = [{"ingest": 200.0 + 100 * min(i, 6) + i % 2} for i in range(13)]
-    lines, growing = memory_lines(_samples(warming))
-    assert growing == [] and lines[0].endswith("flat")
+    lines, growing, filling = memory_lines(_samples(warming))
+    assert growing == filling == [] and lines[0].endswith("flat")
     creeping = _samples([{"ingest": 800.0 + 20 * i} for i in range(13)])  # +240 MiB/h throughout
-    lines, growing = memory_lines(creeping)
-    assert growing == ["ingest grows +240 MiB/h (median 980 MiB)"]
-    assert lines[0].endswith("GROWING")
+    lines, growing, filling = memory_lines(creeping)
+    assert growing == ["ingest grows +240 MiB/h (median 980 MiB)"] and filling == []
+    assert lines[0].split() == ["ingest", "800", "1040", "980", "1090", "+240.0", "GROWING"]
+
+
+def test_a_process_filling_toward_a_bound_is_named_but_not_failed():
+    # profiles of a fixed population: each sample adds 80 % of the last one's growth
+    profiles = _samples([{"detector": 200.0 + 400 * (1 - 0.8**i)} for i in range(13)])
+    lines, growing, filling = memory_lines(profiles)
+    assert growing == [] and lines[0].endswith("filling")
+    assert filling == ["detector fills: +255 then +105 MiB/h (median 546 MiB)"]  # 0.8 ** 4
 
 
 def test_lag_that_builds_every_sample_fails_and_a_steady_one_passes():

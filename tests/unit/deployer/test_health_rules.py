@@ -16,7 +16,7 @@ def view(**changes):
         restarts=0,
         last_exit=None,
         report={"state": "running", "error_rate": 0.0},
-        usage=ProcessUsage(1.0, 1 << 20),
+        usage=ProcessUsage(1.0, 1 << 20, 1 << 20),
     )
     return InstanceView(**{**base, **changes})
 

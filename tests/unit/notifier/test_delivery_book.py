@@ -48,9 +48,10 @@ def test_a_delivery_keeps_no_alert_once_done_and_finished_ones_expire_after_the_
     team, log = book.admit(_alert(), ["team", "log"], now_s=0.0)
     done = book.attempted(team, 1.0, delivered=True)
     assert (done.status, done.attempts, done.alert) == (DELIVERED, 1, None)
+    assert book.finished_at("a1", "team") == 1.0 and book.get("a1", "team") is None
     assert book.expire(60.5) == 0  # finished at 1.0: not yet 60 s
     assert book.expire(61.0) == 1
-    assert book.get("a1", "team") is None
+    assert book.finished_at("a1", "team") is None and book.get("a1", "team") is None
     assert book.get("a1", "log") == log  # pending entries never expire
     # once forgotten, the same alert is new again: the TTL bounds how long repeats are caught
     assert [d.channel for d in book.admit(_alert(), ["team"], now_s=62.0)] == ["team"]
@@ -99,8 +100,8 @@ def test_expiry_goes_in_finishing_order_and_stops_at_the_first_young_one() -> No
     early, late = book.admit(_alert("a1"), ["team"], 0.0) + book.admit(_alert("a2"), ["team"], 0.0)
     book.attempted(late, 1.0, delivered=True)
     book.attempted(early, 50.0, delivered=False, error="HTTP 400", retry_in_s=None)
-    assert book.expire(61.0) == 1 and book.get("a2", "team") is None
-    assert book.get("a1", "team") is not None
+    assert book.expire(61.0) == 1 and book.finished_at("a2", "team") is None
+    assert book.finished_at("a1", "team") == 50.0
     assert book.expire(110.0) == 1 and len(book) == 0
 
 
