@@ -15,14 +15,18 @@ with planted frauds, and its fault at a share of the feed:
 
 The short form in `make test` runs one mesh with three of them in a row (a mesh start is ~60 s
 of JVMs on two cores): the hang, the controller killed and brought back (it must catch up), then
-the busiest node killed for good. The verdict, each from what a user can see:
+the busiest node killed for good; and meanwhile, at seeded random times, a detector replica,
+ingest and the notifier each SIGKILLed once (:mod:`chaos.service_kills`). The verdict, each from
+what a user can see:
 
 * **nothing acknowledged lost**: every raw record the broker acknowledged is routed (valid ones
   to the records topics, invalid ones to their dead letters: by offsets, `mesh up`'s probes
-  subtracted), and every planted fraud reaches a person (the ground truth against the webhook
-  receiver's and the audit file);
-* **degrade, never stop**: no supervised service restarted, and `mesh status` during a loss
-  says which node is lost;
+  subtracted); duplicates only what a killed ingest had routed beyond its committed checkpoint
+  (:mod:`chaos.replay_scope`);
+* **the ledger** (:mod:`chaos.ledger`): every planted fraud reaches every channel its alert is
+  routed to exactly once, a repeat only of a delivery in flight when the notifier was killed;
+* **degrade, never stop**: no supervised service restarted but those killed, once each, and
+  `mesh status` during a loss says which node is lost;
 * **each fault mid-run**: after the first planted fraud was notified, while the feed still sent.
 
 Figures: sent, acknowledged, routed, alerted, notified, lost, duplicated (routed beyond
@@ -40,11 +44,16 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from chaos.case_run import Load
-from chaos.cluster_mesh import ClusterMesh, flowing_again_s, produced, window_latency
+from chaos.case_run import DRAIN_S, Load
+from chaos.cluster_mesh import SEED, ClusterMesh, Planted, flowing_again_s, produced, window_latency
+from chaos.ledger import Ledger, ledger
+from chaos.replay_scope import replay_verdict
 from chaos.report import CaseResult
+from chaos.service_kills import KillLog, ServiceKill, ServiceKiller, mixed_kills
 from chaos.smoke import SmokeFigures
+from control.launch.notifier import SHIPPED_RULES
 from hosting.servers.kafka_cluster import LocalKafka
+from services.notifier.rules import load_rules
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.cluster_health import read_cluster_health
 from shared.pids import wait_gone
@@ -170,7 +179,8 @@ def cluster_broker_kill(settings: Settings, work: Path, short: bool) -> CaseResu
         faults = [Fault("hang", 0.12, hang_busiest),
                   Fault("controller kill", 0.5, partial(kill_controller, restart=True)),
                   Fault("busiest kill", 0.75, kill_busiest)]  # fmt: skip
-        return _run("cluster_broker_kill", settings, work, Load(105.0, 400.0), faults)
+        kills = mixed_kills(int(SEED))
+        return _run("cluster_broker_kill", settings, work, Load(105.0, 400.0), faults, kills)
     return _run("cluster_broker_kill", settings, work, LONG, [Fault("kill", 0.4, kill_busiest)])
 
 
@@ -193,20 +203,30 @@ def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> Case
 LONG = Load(180.0, 400.0)
 
 
-def _run(name: str, settings: Settings, work: Path, feed: Load, faults: list[Fault]) -> CaseResult:
+def _run(
+    name: str,
+    settings: Settings,
+    work: Path,
+    feed: Load,
+    faults: list[Fault],
+    kills: list[ServiceKill] | None = None,
+) -> CaseResult:
     mesh = ClusterMesh(settings, work / "cluster-mesh")
     up = mesh.run("up", "--brokers", "3", timeout=600)
     try:
         if up.returncode != 0:
             why = f"mesh up --brokers 3 failed: {(up.stdout + up.stderr)[-400:]}"
             return CaseResult(name, SmokeFigures(0, 0, 0, 0, 0, 0), None, False, 0, 0, [], [why])
-        return _feed_through(name, mesh, feed, faults)
+        return _feed_through(name, mesh, feed, faults, kills or [])
     finally:
         mesh.run("down", timeout=300)
 
 
-def _feed_through(name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault]) -> CaseResult:
-    """Feed, apply each fault at its time, drain, and judge."""
+def _feed_through(
+    name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault], kills: list[ServiceKill]
+) -> CaseResult:
+    """Feed, apply each fault at its time (the services' kills in a thread of their own),
+    drain, and judge."""
     bootstrap = resolve_bootstrap(mesh.settings)
     run = ClusterRun(mesh, bootstrap)
     before = mesh.routed(bootstrap)
@@ -215,6 +235,8 @@ def _feed_through(name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault])
     windows: list[tuple[str, float, float]] = []  # (fault, started_ms, over_ms)
     mid_run = True
     restarts_before = mesh.restarts()
+    killer = ServiceKiller(mesh, bootstrap, kills, (started, feed.seconds, producer))
+    killer.start()
     for fault in faults:
         time.sleep(max(started + feed.seconds * fault.at - time.monotonic(), 0))
         mid_run &= bool(mesh.deliveries()) and producer.poll() is None
@@ -222,33 +244,81 @@ def _feed_through(name: str, mesh: ClusterMesh, feed: Load, faults: list[Fault])
         run.notes.append(f"{fault.name} at {time.monotonic() - started:.0f} s of the feed: "
                          + fault.act(run))  # fmt: skip
         windows.append((fault.name, began_ms, time.time() * 1000))
+    killer.join()
+    kill_log = killer.log
+    windows = sorted(windows + [(what, at, at) for what, at in kill_log.at_ms],
+                     key=lambda window: window[1])  # fmt: skip
     output, _ = producer.communicate(timeout=int(feed.seconds) * 3 + 120)
-    mid_run &= producer.returncode == 0 or "acknowledged" in output
+    mid_run &= kill_log.mid_run and (producer.returncode == 0 or "acknowledged" in output)
     sent, acknowledged = produced(output)
     planted = mesh.planted()
     notified = mesh.wait_notified(planted)
+    book = _settled_ledger(mesh, planted, kill_log.notifier_kills_ms)
     routed, dead_lettered = (a - b for a, b in zip(mesh.routed(bootstrap), before, strict=True))
-    restarted = mesh.restarted_since(restarts_before)
-    if restarted:
-        run.failures.append("restarted during the faults: " + ", ".join(
-            f"{name} {n}x" for name, n in sorted(restarted.items())))  # fmt: skip
+    run.failures += (
+        kill_log.failures
+        + book.failures
+        + _restart_failures(mesh.restarted_since(restarts_before), kill_log.killed)
+    )
+    allowed = _replays_allowed(run, mesh, kill_log)
     missing = planted - notified
-    if missing:
-        run.failures.append(f"{len(missing)} of {len(planted)} planted frauds never notified "
-                            f"(e.g. {sorted(missing)[:2]})")  # fmt: skip
     recover = _fault_figures(run, mesh.deliveries(), windows)
+    run.notes += kill_log.notes
     run.notes.append(
         f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged; "
         f"alerts {mesh.alerts(bootstrap)}; planted notified {len(notified & planted)} of "
-        f"{len(planted)}; repeated deliveries {mesh.repeats()}"
+        f"{len(planted)}"
     )
+    run.notes += book.table()
     figures = SmokeFigures(
         sent=sent, acknowledged=acknowledged, seen=routed,
         lost=max(0, acknowledged - routed - dead_lettered) + len(missing),
         duplicated=max(0, routed + dead_lettered - acknowledged), out_of_order=0,
         dead_lettered=dead_lettered,
     )  # fmt: skip
-    return CaseResult(name, figures, recover, mid_run, 0, 0, run.notes, run.failures)
+    return CaseResult(name, figures, recover, mid_run, allowed, 0, run.notes, run.failures)
+
+
+def _settled_ledger(mesh: ClusterMesh, planted: Planted, notifier_kills_ms: list[float]) -> Ledger:
+    """The ledger once no planted fraud is missing on any channel (a webhook retry may still
+    be due when the audit log has every alert), or what it is after DRAIN_S."""
+    routing = load_rules(SHIPPED_RULES)
+
+    def route(alert: dict) -> list[str]:
+        return [channel.name for channel in routing.route(alert)[1]]
+
+    deadline = time.monotonic() + DRAIN_S
+    while True:
+        channels = mesh.channels()
+        book = ledger(planted, channels["audit-log"], channels, route, notifier_kills_ms)
+        if all(hop.missing == 0 for hop in book.hops) or time.monotonic() > deadline:
+            return book
+        time.sleep(1)
+
+
+def _restart_failures(restarted: dict[str, int], killed: dict[str, int]) -> list[str]:
+    """Every killed service restarted exactly as often as it was killed, and no other."""
+    if restarted == killed:
+        return []
+    told = ", ".join(f"{name} {n}x" for name, n in sorted(restarted.items())) or "none"
+    return [f"restarted during the faults: {told}; only the killed ones may, once per kill "
+            f"({', '.join(sorted(killed)) or 'none'})"]  # fmt: skip
+
+
+def _replays_allowed(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> int:
+    """The duplicates a killed ingest may route: what it had routed beyond its committed
+    checkpoint at each kill (none without an ingest kill); a breach is a failure."""
+    if not kills.ingest_marks:
+        return 0
+    routings = mesh.routings(run.bootstrap)
+    allowed = 0
+    for mark in kills.ingest_marks:
+        replays = replay_verdict(mark, routings)
+        run.failures += replays.failures
+        run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
+                         f"checkpoint, {replays.replayed} routed again")  # fmt: skip
+        allowed += replays.replayable
+    return allowed
 
 
 def _fault_figures(

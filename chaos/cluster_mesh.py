@@ -19,19 +19,25 @@ from collections import Counter
 from pathlib import Path
 
 from chaos.case_run import DRAIN_S
+from chaos.replay_scope import Routing, routing_of
 from control.supervised_service import supervised_child
+from shared.avro import AvroDeserializer
 from shared.kafka.cluster_health import read_cluster_health
 from shared.kafka.inspect import partition_watermarks
 from shared.local_process import LocalProcess
 from shared.percentiles import nearest_rank
 from shared.settings import PROJECT_ROOT, Settings
+from testkit.detector_runs import read_topic
 from tools.notification_summary import delivered, read_lines
 
 #: `mesh produce`'s seed: the planted frauds' ground truth is named after it.
 SEED = "48"
-#: Where the shipped rules' channels write what they delivered, under MESH_HOME (every alert
-#: goes to the audit log, the larger ones to the webhook too).
-CHANNEL_FILES = ("webhook_receiver/received.jsonl", "notifier/notifications.jsonl")
+#: Where each of the shipped rules' channels writes what it delivered, under MESH_HOME (every
+#: alert goes to the audit log, the high-severity ones to the webhook too).
+CHANNEL_FILES = {"fraud-team": "webhook_receiver/received.jsonl",
+                 "audit-log": "notifier/notifications.jsonl"}  # fmt: skip
+#: The topics ingest routes to: valid records by type, invalid ones to their dead letters.
+ROUTED = ("records.transactions", "records.logins", "records.invalid")
 
 Planted = set[tuple[str, str, int]]
 
@@ -85,11 +91,25 @@ class ClusterMesh:
     def routed(self, bootstrap: str) -> tuple[int, int]:
         """Valid records routed (records.transactions, records.logins) and invalid ones
         dead-lettered (records.invalid), as end offsets."""
-        ends = partition_watermarks(bootstrap, ["records.transactions", "records.logins",
-                                                "records.invalid"])  # fmt: skip
+        ends = partition_watermarks(bootstrap, list(ROUTED))
         written = {t: sum(high for _, high in p.values()) for t, p in ends.items()}
         valid = written.get("records.transactions", 0) + written.get("records.logins", 0)
         return valid, written.get("records.invalid", 0)
+
+    def output_ends(self, bootstrap: str) -> dict[tuple[str, int], int]:
+        """The high watermark of every partition ingest routes to."""
+        ends = partition_watermarks(bootstrap, list(ROUTED))
+        return {(t, p): high for t, found in ends.items() for p, (_, high) in found.items()}
+
+    def routings(self, bootstrap: str) -> list[Routing]:
+        """Every routed copy of a raw record now, by its source's coordinates."""
+        decode_invalid = AvroDeserializer("invalid_record")
+        found = []
+        for topic in ROUTED:
+            expect = sum(h for (t, _), h in self.output_ends(bootstrap).items() if t == topic)
+            messages = read_topic(self.settings, topic, expect=expect, timeout_s=120, idle_s=1)
+            found += [routing_of(m, "records.invalid", decode_invalid) for m in messages]
+        return found
 
     def alerts(self, bootstrap: str) -> int:
         ends = partition_watermarks(bootstrap, ["alerts"])
@@ -104,15 +124,11 @@ class ClusterMesh:
 
     def deliveries(self) -> list[dict]:
         """Every notification so far, on every channel."""
-        return [line for path in CHANNEL_FILES for line in read_lines(self.home / path)]
+        return [line for lines in self.channels().values() for line in lines]
 
-    def repeats(self) -> int:
-        """Deliveries beyond the first of an alert on the same channel."""
-        total = 0
-        for path in CHANNEL_FILES:
-            keys = Counter(next(iter(delivered([line]))) for line in read_lines(self.home / path))
-            total += sum(n - 1 for n in keys.values())
-        return total
+    def channels(self) -> dict[str, list[dict]]:
+        """Each channel's deliveries so far, by the channel's name."""
+        return {name: read_lines(self.home / path) for name, path in CHANNEL_FILES.items()}
 
     def wait_notified(self, planted: Planted) -> Planted:
         """The planted frauds notified, once all are or the drain's time is up."""

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from chaos.replay_scope import Routing
+from chaos.replay_scope import Routing, routing_of
 from chaos.smoke import SmokeFigures
 from control.launch.ingest import ingest_process, start_ingest
 from shared.avro import AvroDeserializer
@@ -31,7 +31,6 @@ from shared.kafka.apply import apply_topics
 from shared.kafka.config import admin_config, consumer_config
 from shared.kafka.inspect import watermarks
 from shared.kafka.topics import TopicSpec
-from shared.lineage import SOURCE_HEADER
 from shared.local_process import LocalProcess
 from shared.service_files import REAL_TIME
 from shared.settings import Settings
@@ -204,15 +203,7 @@ class IngestMesh:
         """Every routed copy of a raw record now: its source's coordinates and its place in the
         outputs (a routed record names its source in a header, a dead letter in its fields)."""
         decode_invalid = AvroDeserializer("invalid_record")
-        found = []
-        for message in self._read(self.outputs):
-            if message.topic() == self.invalid:
-                dead = decode_invalid.decode(message.value())
-                where = f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
-            else:
-                where = next(v.decode() for k, v in message.headers() if k == SOURCE_HEADER)
-            found.append(Routing(where, message.topic(), message.partition(), message.offset()))
-        return found
+        return [routing_of(m, self.invalid, decode_invalid) for m in self._read(self.outputs)]
 
     def sources(self, routings: list[Routing] | None = None) -> tuple[Counter, int]:
         """How often each raw record was routed (by its coordinates), and how many raw records

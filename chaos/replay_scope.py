@@ -20,8 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from shared.avro import AvroDeserializer
+from shared.lineage import SOURCE_HEADER
 from shared.spark_checkpoint import committed_kafka_offsets
 
 
@@ -33,6 +35,18 @@ class Routing(NamedTuple):
     topic: str
     partition: int
     offset: int
+
+
+def routing_of(message: Any, invalid_topic: str, decode_invalid: AvroDeserializer) -> Routing:
+    """The routed copy ``message`` (a confluent-kafka message of a records topic or of
+    ``invalid_topic``) is: a routed record names its source in a header, a dead letter in its
+    fields (``decode_invalid``: an ``invalid_record`` deserializer)."""
+    if message.topic() == invalid_topic:
+        dead = decode_invalid.decode(message.value())
+        where = f"{dead['source_topic']}:{dead['source_partition']}:{dead['source_offset']}"
+    else:
+        where = next(v.decode() for k, v in message.headers() if k == SOURCE_HEADER)
+    return Routing(where, message.topic(), message.partition(), message.offset())
 
 
 @dataclass(frozen=True)

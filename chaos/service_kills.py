@@ -1,0 +1,112 @@
+"""The services' share of a mixed-fault run (chaos case 16's short form, issue 48): a detector
+replica, ingest and the notifier each SIGKILLed once (with everything under it: a Spark job's
+JVM too, :func:`chaos.service_kill.kill_service`), at times drawn from a seeded random share of
+the feed, while the broker faults run in the case's own thread. Their supervisors must restart
+each exactly once.
+
+What the verdict needs of each kill is noted as it happens: when (a notifier kill is what makes
+a repeated delivery legitimate, :mod:`chaos.ledger`), whether it was mid-run, and for ingest the
+routing checkpoint's mark (:mod:`chaos.replay_scope`): exactly the records a restart may route
+again, so the duplicates allowed are those and nothing more.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chaos.cluster_mesh import ClusterMesh
+from chaos.replay_scope import KillMark, read_mark
+from chaos.service_kill import kill_service
+from shared.local_process import LocalProcess
+
+#: The shares of the feed the kills are drawn from: after the mesh has notified (the first
+#: planted frauds come within ~15 s) and early enough for the kill to meet records still coming.
+EARLIEST, LATEST = 0.2, 0.85
+
+
+@dataclass(frozen=True)
+class ServiceKill:
+    what: str
+    #: when, as a share of the feed
+    at: float
+    #: the supervised process to kill, among the case mesh's (a seeded choice for a replica)
+    pick: Callable[[list[str]], str]
+
+
+def mixed_kills(seed: int) -> list[ServiceKill]:
+    """A detector replica, ingest and the notifier, each at a seeded random share of the feed."""
+    draw = random.Random(seed)
+
+    def a_replica(names: list[str]) -> str:
+        return draw.choice([name for name in names if name.startswith("detector-")])
+
+    replica = ServiceKill("a detector replica", draw.uniform(EARLIEST, LATEST), a_replica)
+    ingest = ServiceKill("ingest", draw.uniform(EARLIEST, LATEST), lambda _: "ingest")
+    notifier = ServiceKill("the notifier", draw.uniform(EARLIEST, LATEST), lambda _: "notifier")
+    return sorted([replica, ingest, notifier], key=lambda kill: kill.at)
+
+
+@dataclass
+class KillLog:
+    """What the kills did, for the verdict."""
+
+    #: process name -> times killed
+    killed: dict[str, int] = field(default_factory=dict)
+    #: (what, epoch ms) of each kill
+    at_ms: list[tuple[str, float]] = field(default_factory=list)
+    notifier_kills_ms: list[float] = field(default_factory=list)
+    ingest_marks: list[KillMark] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    mid_run: bool = True
+
+
+class ServiceKiller(threading.Thread):
+    """Runs ``kills`` at their shares of a ``feed_s``-second feed begun at ``started``
+    (monotonic), beside the case's broker faults."""
+
+    def __init__(
+        self,
+        mesh: ClusterMesh,
+        bootstrap: str,
+        kills: list[ServiceKill],
+        feed: tuple[float, float, subprocess.Popen],
+    ) -> None:
+        super().__init__(name="service-kills", daemon=True)
+        self.mesh, self.bootstrap, self.kills = mesh, bootstrap, kills
+        self.started, self.feed_s, self.producer = feed
+        self.log = KillLog()
+
+    def run(self) -> None:
+        for kill in self.kills:
+            time.sleep(max(self.started + self.feed_s * kill.at - time.monotonic(), 0))
+            try:
+                self._kill(kill)
+            except Exception as error:  # noted, so the case fails with it instead of hanging
+                self.log.failures.append(f"killing {kill.what}: {error!r}")
+
+    def _kill(self, kill: ServiceKill) -> None:
+        name = kill.pick(sorted(self.mesh.restarts()))
+        self.log.mid_run &= bool(self.mesh.deliveries()) and self.producer.poll() is None
+        at_s, at_ms = time.monotonic() - self.started, time.time() * 1000
+        doomed = kill_service(LocalProcess(name, self.mesh.home))
+        if not doomed:
+            self.log.failures.append(f"{name} was not running when {kill.what} was to be killed")
+            return
+        self.log.killed[name] = self.log.killed.get(name, 0) + 1
+        self.log.at_ms.append((f"{name} kill", at_ms))
+        if name == "notifier":
+            self.log.notifier_kills_ms.append(at_ms)
+        if name == "ingest":
+            self.log.ingest_marks.append(self._ingest_mark())
+        self.log.notes.append(f"{name} ({kill.what}) SIGKILLed at {at_s:.0f} s of the feed")
+
+    def _ingest_mark(self) -> KillMark:
+        checkpoint = Path(self.mesh.home) / "ingest" / "checkpoints" / "routing"
+        return read_mark(checkpoint, lambda: self.mesh.output_ends(self.bootstrap))
