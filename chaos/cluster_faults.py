@@ -39,10 +39,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from chaos.case_run import DRAIN_S, Load
 from chaos.cluster_mesh import SEED, ClusterMesh, Planted, flowing_again_s, produced, window_latency
@@ -237,32 +239,36 @@ def _feed_through(
     restarts_before = mesh.restarts()
     killer = ServiceKiller(mesh, bootstrap, kills, (started, feed.seconds, producer))
     killer.start()
-    for fault in faults:
-        time.sleep(max(started + feed.seconds * fault.at - time.monotonic(), 0))
-        mid_run &= bool(mesh.deliveries()) and producer.poll() is None
-        began_ms = time.time() * 1000
-        run.notes.append(f"{fault.name} at {time.monotonic() - started:.0f} s of the feed: "
-                         + fault.act(run))  # fmt: skip
-        windows.append((fault.name, began_ms, time.time() * 1000))
+    try:
+        for fault in faults:
+            time.sleep(max(started + feed.seconds * fault.at - time.monotonic(), 0))
+            mid_run &= bool(mesh.deliveries()) and producer.poll() is None
+            began_ms = time.time() * 1000
+            run.notes.append(f"{fault.name} at {time.monotonic() - started:.0f} s of the feed: "
+                             + fault.act(run))  # fmt: skip
+            windows.append((fault.name, began_ms, time.time() * 1000))
+    except BaseException:
+        killer.stop()
+        raise
     killer.join()
     kill_log = killer.log
-    windows = sorted(windows + [(what, at, at) for what, at in kill_log.at_ms],
-                     key=lambda window: window[1])  # fmt: skip
     output, _ = producer.communicate(timeout=int(feed.seconds) * 3 + 120)
     mid_run &= kill_log.mid_run and (producer.returncode == 0 or "acknowledged" in output)
     sent, acknowledged = produced(output)
     planted = mesh.planted()
     notified = mesh.wait_notified(planted)
-    book = _settled_ledger(mesh, planted, kill_log.notifier_kills_ms)
+    book = _settled_ledger(mesh, planted)
     routed, dead_lettered = (a - b for a, b in zip(mesh.routed(bootstrap), before, strict=True))
+    unrouted, duplicated, allowed = _routing_ledger(run, mesh, kill_log)
     run.failures += (
         kill_log.failures
         + book.failures
         + _restart_failures(mesh.restarted_since(restarts_before), kill_log.killed)
     )
-    allowed = _replays_allowed(run, mesh, kill_log)
     missing = planted - notified
-    recover = _fault_figures(run, mesh.deliveries(), windows)
+    deliveries = mesh.deliveries()
+    recover = _fault_figures(run, deliveries, windows)
+    _fault_figures(run, deliveries, [(what, at, at) for what, at in kill_log.at_ms])
     run.notes += kill_log.notes
     run.notes.append(
         f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged; "
@@ -271,29 +277,48 @@ def _feed_through(
     )
     run.notes += book.table()
     figures = SmokeFigures(
-        sent=sent, acknowledged=acknowledged, seen=routed,
-        lost=max(0, acknowledged - routed - dead_lettered) + len(missing),
-        duplicated=max(0, routed + dead_lettered - acknowledged), out_of_order=0,
-        dead_lettered=dead_lettered,
+        sent=sent, acknowledged=acknowledged, seen=routed, lost=unrouted + len(missing),
+        duplicated=duplicated, out_of_order=0, dead_lettered=dead_lettered,
     )  # fmt: skip
     return CaseResult(name, figures, recover, mid_run, allowed, 0, run.notes, run.failures)
 
 
-def _settled_ledger(mesh: ClusterMesh, planted: Planted, notifier_kills_ms: list[float]) -> Ledger:
+def _settled_ledger(mesh: ClusterMesh, planted: Planted) -> Ledger:
     """The ledger once no planted fraud is missing on any channel (a webhook retry may still
-    be due when the audit log has every alert), or what it is after DRAIN_S."""
+    be due when the audit log has every alert) or DRAIN_S is up, judged against when the
+    notifier recorded each delivery (its changelog, read once at the end)."""
     routing = load_rules(SHIPPED_RULES)
 
-    def route(alert: dict) -> list[str]:
+    def route(alert: Mapping[str, Any]) -> list[str]:
         return [channel.name for channel in routing.route(alert)[1]]
 
     deadline = time.monotonic() + DRAIN_S
     while True:
         channels = mesh.channels()
-        book = ledger(planted, channels["audit-log"], channels, route, notifier_kills_ms)
+        book = ledger(planted, channels["audit-log"], channels, route, {})
         if all(hop.missing == 0 for hop in book.hops) or time.monotonic() > deadline:
-            return book
+            break
         time.sleep(1)
+    channels = mesh.channels()
+    return ledger(planted, channels["audit-log"], channels, route, mesh.recorded_deliveries())
+
+
+def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> tuple[int, int, int]:
+    """Every raw record the cluster acknowledged against its routed copies, by coordinates:
+    (never routed, routed more than once, the repeats allowed). A killed ingest may repeat
+    what it had routed beyond its committed checkpoint, once (:mod:`chaos.replay_scope`);
+    nothing else may be repeated."""
+    routings = mesh.routings(run.bootstrap)
+    copies = Counter(routing.source for routing in routings)
+    unrouted = len(mesh.raw_coordinates(run.bootstrap) - copies.keys())
+    allowed = 0
+    for mark in kills.ingest_marks:
+        replays = replay_verdict(mark, routings)
+        run.failures += replays.failures
+        run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
+                         f"checkpoint, {replays.replayed} routed again")  # fmt: skip
+        allowed += replays.replayable
+    return unrouted, sum(n - 1 for n in copies.values()), allowed
 
 
 def _restart_failures(restarted: dict[str, int], killed: dict[str, int]) -> list[str]:
@@ -303,22 +328,6 @@ def _restart_failures(restarted: dict[str, int], killed: dict[str, int]) -> list
     told = ", ".join(f"{name} {n}x" for name, n in sorted(restarted.items())) or "none"
     return [f"restarted during the faults: {told}; only the killed ones may, once per kill "
             f"({', '.join(sorted(killed)) or 'none'})"]  # fmt: skip
-
-
-def _replays_allowed(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> int:
-    """The duplicates a killed ingest may route: what it had routed beyond its committed
-    checkpoint at each kill (none without an ingest kill); a breach is a failure."""
-    if not kills.ingest_marks:
-        return 0
-    routings = mesh.routings(run.bootstrap)
-    allowed = 0
-    for mark in kills.ingest_marks:
-        replays = replay_verdict(mark, routings)
-        run.failures += replays.failures
-        run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
-                         f"checkpoint, {replays.replayed} routed again")  # fmt: skip
-        allowed += replays.replayable
-    return allowed
 
 
 def _fault_figures(

@@ -38,6 +38,8 @@ CHANNEL_FILES = {"fraud-team": "webhook_receiver/received.jsonl",
                  "audit-log": "notifier/notifications.jsonl"}  # fmt: skip
 #: The topics ingest routes to: valid records by type, invalid ones to their dead letters.
 ROUTED = ("records.transactions", "records.logins", "records.invalid")
+#: The raw topics `mesh produce` feeds.
+RAW = ("raw.transactions", "raw.logins")
 
 Planted = set[tuple[str, str, int]]
 
@@ -110,6 +112,24 @@ class ClusterMesh:
             messages = read_topic(self.settings, topic, expect=expect, timeout_s=120, idle_s=1)
             found += [routing_of(m, "records.invalid", decode_invalid) for m in messages]
         return found
+
+    def raw_coordinates(self, bootstrap: str) -> set[str]:
+        """Every raw record the cluster acknowledged, as ``topic:partition:offset``."""
+        ends = partition_watermarks(bootstrap, list(RAW))
+        return {f"{t}:{p}:{o}" for t, found in ends.items() for p, (_, high) in found.items()
+                for o in range(high)}  # fmt: skip
+
+    def recorded_deliveries(self) -> dict[str, float]:
+        """When the notifier first recorded each delivery DELIVERED in its changelog (the
+        record's timestamp, epoch ms), by the book's key ``<alert_id>/<channel>``."""
+        first: dict[str, float] = {}
+        for message in read_topic(self.settings, "notifier.changelog", timeout_s=60, idle_s=2):
+            value = message.value()
+            if value is None or json.loads(value).get("status") != "DELIVERED":
+                continue
+            key, (_, at_ms) = message.key().decode(), message.timestamp()
+            first[key] = min(first.get(key, at_ms), at_ms)
+        return first
 
     def alerts(self, bootstrap: str) -> int:
         ends = partition_watermarks(bootstrap, ["alerts"])

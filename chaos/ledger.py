@@ -2,8 +2,8 @@
 suite's strongest claim checked on it (issue 48):
 
     every planted fraud reaches every channel its alert is routed to exactly once; a channel
-    gets an alert twice only when the notifier died while that delivery was in flight, and
-    then with the same idempotency key.
+    gets an alert again only while that delivery was in flight (the notifier had not recorded
+    it delivered), and then with the same idempotency key.
 
 Read as a user could: the ground truth `mesh produce` writes (detector, source record, event
 time of each planted fraud), the audit log the shipped rules send every alert to (it carries the
@@ -12,10 +12,13 @@ alert should reach is the notifier's own routing file applied to that alert.
 
 An upstream duplicate (a detector replica or ingest killed and processing again) is the same
 alert again, with the same id (:func:`shared.detector.alerts.alert_id`), which the notifier's
-book suppresses: a second delivery of a key that is not in flight, or a second alert id for one
-planted fraud, fails the ledger. A delivery is in flight when the notifier was killed after it
-and at most IN_FLIGHT_S after it, before the book's DELIVERED record reached its changelog (a
-broker fault can hold that write for as long as a new leader takes).
+book suppresses: a second alert id for one planted fraud fails the ledger, and so does a
+delivery of a key after the notifier had recorded that key DELIVERED in its changelog (the
+record's timestamp, read back from ``notifier.changelog``): from then on the book knows, and
+sending it again is telling a person twice. Before it, a repeat is an attempt in flight: the
+notifier killed after the receiver took the request and before the record was written, a
+webhook answer that came after the channel's timeout (the attempt counted failed and retried),
+a record still unacknowledged when a broker fault held the changelog's leader.
 """
 
 from __future__ import annotations
@@ -25,10 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.notifier.book import delivery_key
 from tools.notification_summary import AlertKey, delivered
-
-#: The longest a delivery the notifier made can wait for its DELIVERED record to be written.
-IN_FLIGHT_S = 30.0
 
 #: alert (as the audit log holds it) -> names of the channels the routing sends it to
 Router = Callable[[Mapping[str, Any]], Iterable[str]]
@@ -70,18 +71,20 @@ def ledger(
     audit: Sequence[dict[str, Any]],
     channels: Mapping[str, Sequence[dict[str, Any]]],
     route: Router,
-    notifier_kills_ms: Sequence[float],
+    recorded_ms: Mapping[str, float],
 ) -> Ledger:
     """Judge the planted frauds' way through the notifier.
 
     ``audit`` is the audit log's lines (every alert, whole); ``channels`` each channel's
-    deliveries by name, the audit log's own included (a line per delivery, a repeat again)."""
+    deliveries by name, the audit log's own included (a line per delivery, a repeat again);
+    ``recorded_ms`` when the notifier first recorded each delivery DELIVERED (epoch ms, by its
+    book's key ``<alert_id>/<channel>``)."""
     book = Ledger()
     alerts = _planted_alerts(planted, audit, book)
     book.hops.append(Hop("alerted (in the audit log)", len(planted), len(alerts)))
     for name, lines in channels.items():
         expected = {key for key, alert in alerts.items() if name in set(route(alert))}
-        book.hops.append(_channel_hop(name, expected, lines, notifier_kills_ms, book.failures))
+        book.hops.append(_channel_hop(name, expected, lines, recorded_ms, book.failures))
     missing = planted - alerts.keys()
     if missing:
         book.failures.append(f"{len(missing)} of {len(planted)} planted frauds never alerted "
@@ -111,7 +114,7 @@ def _channel_hop(
     name: str,
     expected: set[AlertKey],
     lines: Sequence[dict[str, Any]],
-    notifier_kills_ms: Sequence[float],
+    recorded_ms: Mapping[str, float],
     failures: list[str],
 ) -> Hop:
     """One channel: every expected alert delivered, and each key's repeats in flight only."""
@@ -125,14 +128,15 @@ def _channel_hop(
             (keys[key],) = delivered([line])
             continue
         repeats += 1
-        if _in_flight(first_ms[key], at, notifier_kills_ms):
+        if at < recorded_ms.get(delivery_key(key, name), float("inf")):
             in_flight += 1
         else:
             stray.append(key)
     reached = expected & set(keys.values())
     if stray:
-        failures.append(f"{name}: {len(stray)} deliveries repeated with no notifier kill in "
-                        f"flight (e.g. {stray[0]}): a person was told twice")  # fmt: skip
+        failures.append(f"{name}: {len(stray)} deliveries repeated after the notifier had "
+                        f"recorded them delivered (e.g. {stray[0]}): a person was told "
+                        "twice")  # fmt: skip
     if reached != expected:
         lost = sorted(expected - reached)
         failures.append(f"{name}: {len(lost)} of {len(expected)} planted frauds routed to it "
@@ -143,10 +147,3 @@ def _channel_hop(
         failures.append(f"{name}: {len(split)} planted frauds delivered under two keys "
                         f"(e.g. {split[0]})")  # fmt: skip
     return Hop(name, len(expected), len(reached), repeats, in_flight)
-
-
-def _in_flight(first_ms: float, again_ms: float, notifier_kills_ms: Sequence[float]) -> bool:
-    """A notifier kill came after the first delivery, within IN_FLIGHT_S, and before the
-    repeat: the book could not have recorded the first."""
-    return any(first_ms <= kill <= again_ms and kill - first_ms <= IN_FLIGHT_S * 1000
-               for kill in notifier_kills_ms)  # fmt: skip

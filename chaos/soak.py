@@ -100,7 +100,7 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
     print(f"CPU from the first sample to the last ({len(samples)} samples):")
     print("\n".join(cpu_lines(samples)), flush=True)
     report = {"sent": sent, "acknowledged": acknowledged, "planted": len(planted),
-              "notified": len(notified), "failures": failures,
+              "notified": len(notified), "failures": failures, "filling": filling,
               "samples": [asdict(s) for s in samples]}  # fmt: skip
     (work / "soak.json").write_text(json.dumps(report, indent=1))
     return failures

@@ -6,11 +6,12 @@ judged by the least-squares slope over the second half of the samples: a JVM's h
 code and the caches fill over the first minutes and then stay (a 3-minute run called ingest
 "growing" at +15 GiB/h), which is not a leak; a leak goes on growing in the second half too. A
 process grows when that slope, held for the whole run, would add more than GROWTH_SHARE of its
-median, unless it is **filling**: its last third's slope at most FILLING_RATIO of its middle
-third's. State bounded by what it keys on fills so (a detector's profiles, one per customer of
-the feed's population, or a trace store up to its cap): each new minute finds fewer new keys. A
-leak does not slow down at a steady rate of input. A filling process passes, named, so a longer
-run can show where it stops.
+median, unless it is **filling**: slower in each third of the run than in the one before, and in
+the last at most FILLING_RATIO of the middle one. State bounded by what it keys on fills so (a
+detector's profiles, one per customer of the feed's population, or a trace store up to its
+cap): each new minute finds fewer new keys. A leak does not slow down at a steady rate of input,
+and one noisy sample cannot pass it (two slowdowns in a row are asked for). A filling process
+passes, named, so a longer run can show where it stops.
 
 Lag is flat when the last third of the samples is no higher on average than the first third plus
 LAG_SLACK_S seconds of input: a mesh that keeps up stays near zero, one that does not grows
@@ -57,8 +58,8 @@ def memory_lines(samples: Sequence[Sample]) -> tuple[list[str], list[str], list[
         slope, middle = slope_per_hour(points), median(v for _, v in points)
         verdict = "flat"
         if middle > 0 and slope * hours > GROWTH_SHARE * middle:
-            earlier, latest = _third_slopes(samples, name)
-            if latest <= FILLING_RATIO * earlier:
+            first, earlier, latest = _third_slopes(samples, name)
+            if first > earlier and latest <= FILLING_RATIO * earlier:
                 verdict = "filling"
                 filling.append(f"{name} fills: {earlier:+.0f} then {latest:+.0f} MiB/h "
                                f"(median {middle:.0f} MiB)")  # fmt: skip
@@ -75,11 +76,12 @@ def _points(samples: Sequence[Sample], name: str) -> list[tuple[float, float]]:
     return [(s.at_s, s.memory_mib[name]) for s in samples if name in s.memory_mib]
 
 
-def _third_slopes(samples: Sequence[Sample], name: str) -> tuple[float, float]:
-    """The middle third's and the last third's slopes of ``name``'s memory, per hour."""
+def _third_slopes(samples: Sequence[Sample], name: str) -> tuple[float, float, float]:
+    """The slopes of ``name``'s memory over the first, middle and last thirds, per hour."""
     third = max(2, len(samples) // 3)
-    middle, last = samples[-2 * third : -third], samples[-third:]
-    return slope_per_hour(_points(middle, name)), slope_per_hour(_points(last, name))
+    thirds = samples[: -2 * third], samples[-2 * third : -third], samples[-third:]
+    first, middle, last = (slope_per_hour(_points(part, name)) for part in thirds)
+    return first, middle, last
 
 
 def cpu_lines(samples: Sequence[Sample]) -> list[str]:

@@ -1,8 +1,9 @@
 """The ledger fails on each way a person could be told wrong: a planted fraud never delivered,
-delivered twice with nobody killed in between, or under two alert ids; repeats of a delivery in
-flight when the notifier died pass, counted."""
+delivered again after the notifier had recorded it delivered, or under two alert ids; repeats of
+a delivery still in flight (not recorded yet: the notifier killed, a timed-out attempt) pass,
+counted."""
 
-from chaos.ledger import IN_FLIGHT_S, ledger
+from chaos.ledger import ledger
 
 PLANTED = {("velocity", "txn_1", 1000), ("large_amount", "txn_2", 2000)}
 
@@ -32,8 +33,9 @@ def _route(alert):
     return ["fraud-team", "audit-log"] if alert["severity"] == "HIGH" else ["audit-log"]
 
 
-def _judge(audit, webhook, kills=()):
-    return ledger(PLANTED, audit, {"audit-log": audit, "fraud-team": webhook}, _route, kills)
+def _judge(audit, webhook, recorded=None):
+    channels = {"audit-log": audit, "fraud-team": webhook}
+    return ledger(PLANTED, audit, channels, _route, recorded or {})
 
 
 def test_every_planted_fraud_once_on_every_channel_it_is_routed_to_passes_with_a_table():
@@ -48,24 +50,25 @@ def test_every_planted_fraud_once_on_every_channel_it_is_routed_to_passes_with_a
 
 
 def test_a_repeat_of_a_delivery_in_flight_when_the_notifier_died_passes_counted():
-    kill = 5000 + IN_FLIGHT_S * 1000 - 1
+    # delivered at 5 000, the notifier killed before it wrote DELIVERED; its restart sent it
+    # again at 20 000 and recorded it at 20 005
     audit = [_audit("a1", 5000), _audit("a2", 6000)]
-    webhook = [_webhook("a1", 5000), _webhook("a1", kill + 9000, repeat=True)]
-    book = _judge(audit, webhook, [kill])
+    webhook = [_webhook("a1", 5000), _webhook("a1", 20000, repeat=True)]
+    book = _judge(audit, webhook, {"a1/fraud-team": 20005.0, "a1/audit-log": 5001.0})
     assert book.failures == []
     assert book.hops[2].line().endswith("1 repeated (1 in flight)")
 
 
-def test_a_repeat_with_no_kill_in_flight_fails_a_person_was_told_twice():
-    too_late_kill = 5000 + IN_FLIGHT_S * 1000 + 1  # the book had long recorded the delivery
+def test_a_repeat_after_the_delivery_was_recorded_fails_a_person_was_told_twice():
+    # a book that forgot its finished deliveries: a replayed alert sent again, long after
     audit = [_audit("a1", 5000), _audit("a2", 4000), _audit("a2", 40000)]
     webhook = [_webhook("a1", 5000), _webhook("a1", 90000, repeat=True)]
-    book = _judge(audit, webhook, [too_late_kill])
+    book = _judge(audit, webhook, {"a1/fraud-team": 5002.0, "a2/audit-log": 4001.0})
     assert book.failures == [
-        "audit-log: 1 deliveries repeated with no notifier kill in flight (e.g. a2): a person "
-        "was told twice",
-        "fraud-team: 1 deliveries repeated with no notifier kill in flight (e.g. a1): a person "
-        "was told twice",
+        "audit-log: 1 deliveries repeated after the notifier had recorded them delivered (e.g. "
+        "a2): a person was told twice",
+        "fraud-team: 1 deliveries repeated after the notifier had recorded them delivered (e.g. "
+        "a1): a person was told twice",
     ]
 
 

@@ -55,3 +55,10 @@ def test_cpu_is_cores_used_between_the_first_and_the_last_sample():
     assert lines == ["kafka                         0.20 cores",
                      "ingest                        0.20 cores",
                      "all                           0.40 cores"]  # fmt: skip
+
+
+def test_a_leak_whose_last_samples_dip_is_still_growing_not_filling():
+    # +240 MiB/h throughout, the last two samples 40 MiB down (a collection): one slowdown only
+    leak = [800.0 + 20 * i - (40 if i >= 11 else 0) for i in range(13)]
+    lines, growing, filling = memory_lines(_samples([{"notifier": v} for v in leak]))
+    assert filling == [] and lines[0].endswith("GROWING")
