@@ -27,7 +27,7 @@ from shared.kafka.inspect import partition_watermarks
 from shared.local_process import LocalProcess
 from shared.percentiles import nearest_rank
 from shared.settings import PROJECT_ROOT, Settings
-from testkit.detector_runs import read_topic
+from testkit.detector_runs import read_to_end, read_topic
 from tools.notification_summary import delivered, read_lines
 
 #: `mesh produce`'s seed: the planted frauds' ground truth is named after it.
@@ -123,7 +123,7 @@ class ClusterMesh:
         """When the notifier first recorded each delivery DELIVERED in its changelog (the
         record's timestamp, epoch ms), by the book's key ``<alert_id>/<channel>``."""
         first: dict[str, float] = {}
-        for message in read_topic(self.settings, "notifier.changelog", timeout_s=60, idle_s=2):
+        for message in read_to_end(self.settings, "notifier.changelog", timeout_s=60):
             value = message.value()
             if value is None or json.loads(value).get("status") != "DELIVERED":
                 continue
