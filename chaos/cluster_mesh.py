@@ -18,12 +18,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from confluent_kafka import Producer
+
 from chaos.case_run import DRAIN_S
 from chaos.replay_scope import Routing, routing_of
 from control.supervised_service import supervised_child
 from shared.avro import AvroDeserializer
 from shared.kafka.cluster_health import read_cluster_health
-from shared.kafka.inspect import partition_watermarks
+from shared.kafka.config import producer_config
+from shared.kafka.inspect import group_lag, partition_watermarks
 from shared.local_process import LocalProcess
 from shared.percentiles import nearest_rank
 from shared.settings import PROJECT_ROOT, Settings
@@ -130,6 +133,28 @@ class ClusterMesh:
             key, (_, at_ms) = message.key().decode(), message.timestamp()
             first[key] = min(first.get(key, at_ms), at_ms)
         return first
+
+    def replay_alerts(self, count: int) -> int:
+        """Write the first ``count`` alerts of the ``alerts`` topic again, as they were (key,
+        value, headers, partition): what a detector that processed its records again does, but
+        certain to happen, so the notifier's suppression of a repeat is tested every run."""
+        again = read_to_end(self.settings, "alerts", timeout_s=60)[:count]
+        producer = Producer(producer_config(self.settings))
+        for message in again:
+            producer.produce("alerts", message.value(), message.key(),
+                             partition=message.partition(), headers=message.headers())  # fmt: skip
+        if producer.flush(30):
+            raise RuntimeError("the replayed alerts were not all acknowledged within 30 s")
+        return len(again)
+
+    def notifier_caught_up(self, bootstrap: str, timeout_s: float) -> bool:
+        """Whether the notifier's group committed every alert within ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if group_lag(bootstrap, "notifier", ["alerts"]).total == 0:
+                return True
+            time.sleep(1)
+        return False
 
     def alerts(self, bootstrap: str) -> int:
         ends = partition_watermarks(bootstrap, ["alerts"])
