@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from chaos.case_run import DRAIN_S, Load
 from chaos.cluster_mesh import SEED, ClusterMesh, Planted, flowing_again_s, produced, window_latency
@@ -270,7 +270,7 @@ def _feed_through(
                      "the notifier must suppress each")  # fmt: skip
     book = _settled_ledger(mesh, planted)
     routed, dead_lettered = (a - b for a, b in zip(mesh.routed(bootstrap), before, strict=True))
-    unrouted, duplicated, allowed = _routing_ledger(run, mesh, kill_log)
+    routing = _routing_ledger(run, mesh, kill_log)
     run.failures += (
         kill_log.failures
         + book.failures
@@ -281,17 +281,20 @@ def _feed_through(
     recover = _fault_figures(run, deliveries, windows)
     _fault_figures(run, deliveries, [(what, at, at) for what, at in kill_log.at_ms])
     run.notes += kill_log.notes
+    routed, dead_lettered = routed - routing.again_valid, dead_lettered - routing.again_invalid
     run.notes.append(
-        f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged; "
+        f"routed {routed} + {dead_lettered} dead-lettered of {acknowledged} acknowledged (once "
+        f"each; {routing.again_valid} + {routing.again_invalid} copies more); "
         f"alerts {mesh.alerts(bootstrap)}; planted notified {len(notified & planted)} of "
         f"{len(planted)}"
     )
     run.notes += book.table()
     figures = SmokeFigures(
-        sent=sent, acknowledged=acknowledged, seen=routed, lost=unrouted + len(missing),
-        duplicated=duplicated, out_of_order=0, dead_lettered=dead_lettered,
+        sent=sent, acknowledged=acknowledged, seen=routed,
+        lost=routing.unrouted + len(missing), duplicated=routing.duplicated, out_of_order=0,
+        dead_lettered=dead_lettered,
     )  # fmt: skip
-    return CaseResult(name, figures, recover, mid_run, allowed, 0, run.notes, run.failures)
+    return CaseResult(name, figures, recover, mid_run, routing.allowed, 0, run.notes, run.failures)
 
 
 def _settled_ledger(mesh: ClusterMesh, planted: Planted) -> Ledger:
@@ -314,14 +317,27 @@ def _settled_ledger(mesh: ClusterMesh, planted: Planted) -> Ledger:
     return ledger(planted, channels["audit-log"], channels, route, mesh.recorded_deliveries())
 
 
-def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> tuple[int, int, int]:
-    """Every raw record the cluster acknowledged against its routed copies, by coordinates:
-    (never routed, routed more than once, the repeats allowed). A killed ingest may repeat
-    what it had routed beyond its committed checkpoint, once (:mod:`chaos.replay_scope`);
-    nothing else may be repeated."""
+class RoutingLedger(NamedTuple):
+    #: raw records acknowledged and never routed
+    unrouted: int
+    #: copies beyond the first, in all, to the records topics and to the dead letters
+    duplicated: int
+    again_valid: int
+    again_invalid: int
+    #: the copies beyond the first a killed ingest may have made
+    allowed: int
+
+
+def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> RoutingLedger:
+    """Every raw record the cluster acknowledged against its routed copies, by coordinates. A
+    killed ingest may repeat what it had routed beyond its committed checkpoint, once
+    (:mod:`chaos.replay_scope`); nothing else may be repeated."""
     routings = mesh.routings(run.bootstrap)
     copies = Counter(routing.source for routing in routings)
     unrouted = len(mesh.raw_coordinates(run.bootstrap) - copies.keys())
+    invalid = [r.source for r in routings if r.topic == "records.invalid"]
+    again_invalid = len(invalid) - len(set(invalid))
+    again_valid = len(routings) - len(invalid) - len(set(copies) - set(invalid))
     allowed = 0
     for mark in kills.ingest_marks:
         replays = replay_verdict(mark, routings)
@@ -329,7 +345,8 @@ def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> tuple
         run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
                          f"checkpoint, {replays.replayed} routed again")  # fmt: skip
         allowed += replays.replayable
-    return unrouted, sum(n - 1 for n in copies.values()), allowed
+    duplicated = sum(n - 1 for n in copies.values())
+    return RoutingLedger(unrouted, duplicated, again_valid, again_invalid, allowed)
 
 
 def _restart_failures(restarted: dict[str, int], killed: dict[str, int]) -> list[str]:
