@@ -263,8 +263,11 @@ def _feed_through(
     sent, acknowledged = produced(output)
     planted = mesh.planted()
     notified = mesh.wait_notified(planted)
-    replayed = mesh.replay_alerts(REPLAYED_ALERTS)
-    if not mesh.notifier_caught_up(bootstrap, DRAIN_S):
+    replayed, unacknowledged = mesh.replay_alerts(REPLAYED_ALERTS)
+    if unacknowledged:
+        run.failures.append(f"{unacknowledged} of the {replayed} replayed alerts were not "
+                            "acknowledged within 30 s")  # fmt: skip
+    elif not mesh.notifier_caught_up(bootstrap, DRAIN_S):
         run.failures.append(f"the notifier did not take the {replayed} replayed alerts")
     run.notes.append(f"{replayed} alerts written again after the drain (a detector's replay): "
                      "the notifier must suppress each")  # fmt: skip
@@ -336,8 +339,8 @@ def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> Routi
     copies = Counter(routing.source for routing in routings)
     unrouted = len(mesh.raw_coordinates(run.bootstrap) - copies.keys())
     invalid = [r.source for r in routings if r.topic == "records.invalid"]
-    again_invalid = len(invalid) - len(set(invalid))
-    again_valid = len(routings) - len(invalid) - len(set(copies) - set(invalid))
+    valid = [r.source for r in routings if r.topic != "records.invalid"]
+    again_valid, again_invalid = len(valid) - len(set(valid)), len(invalid) - len(set(invalid))
     allowed = 0
     for mark in kills.ingest_marks:
         replays = replay_verdict(mark, routings)

@@ -23,6 +23,7 @@ from confluent_kafka import Producer
 from chaos.case_run import DRAIN_S
 from chaos.replay_scope import Routing, routing_of
 from control.supervised_service import supervised_child
+from services.ingest.config import IngestConfig
 from shared.avro import AvroDeserializer
 from shared.kafka.cluster_health import read_cluster_health
 from shared.kafka.config import producer_config
@@ -96,10 +97,9 @@ class ClusterMesh:
     def routed(self, bootstrap: str) -> tuple[int, int]:
         """Valid records routed (records.transactions, records.logins) and invalid ones
         dead-lettered (records.invalid), as end offsets."""
-        ends = partition_watermarks(bootstrap, list(ROUTED))
-        written = {t: sum(high for _, high in p.values()) for t, p in ends.items()}
-        valid = written.get("records.transactions", 0) + written.get("records.logins", 0)
-        return valid, written.get("records.invalid", 0)
+        written = self._written(bootstrap)
+        valid = written["records.transactions"] + written["records.logins"]
+        return valid, written["records.invalid"]
 
     def output_ends(self, bootstrap: str) -> dict[tuple[str, int], int]:
         """The high watermark of every partition ingest routes to."""
@@ -110,11 +110,19 @@ class ClusterMesh:
         """Every routed copy of a raw record now, by its source's coordinates."""
         decode_invalid = AvroDeserializer("invalid_record")
         found = []
-        for topic in ROUTED:
-            expect = sum(h for (t, _), h in self.output_ends(bootstrap).items() if t == topic)
-            messages = read_topic(self.settings, topic, expect=expect, timeout_s=120, idle_s=1)
+        for topic, written in self._written(bootstrap).items():
+            messages = read_topic(self.settings, topic, expect=written, timeout_s=120, idle_s=1)
             found += [routing_of(m, "records.invalid", decode_invalid) for m in messages]
         return found
+
+    def routing_checkpoint(self) -> Path:
+        """Where the case mesh's ingest checkpoints routing (as the job itself finds it)."""
+        return IngestConfig.from_settings(self.settings).checkpoints(self.settings) / "routing"
+
+    def _written(self, bootstrap: str) -> dict[str, int]:
+        """Records written to each topic ingest routes to (its offsets: nothing is compacted)."""
+        ends = self.output_ends(bootstrap)
+        return {topic: sum(h for (t, _), h in ends.items() if t == topic) for topic in ROUTED}
 
     def raw_coordinates(self, bootstrap: str) -> set[str]:
         """Every raw record the cluster acknowledged, as ``topic:partition:offset``."""
@@ -134,18 +142,17 @@ class ClusterMesh:
             first[key] = min(first.get(key, at_ms), at_ms)
         return first
 
-    def replay_alerts(self, count: int) -> int:
+    def replay_alerts(self, count: int) -> tuple[int, int]:
         """Write the first ``count`` alerts of the ``alerts`` topic again, as they were (key,
         value, headers, partition): what a detector that processed its records again does, but
-        certain to happen, so the notifier's suppression of a repeat is tested every run."""
+        certain to happen, so the notifier's suppression of a repeat is tested every run. How
+        many were written, and how many of them the cluster did not acknowledge in 30 s."""
         again = read_to_end(self.settings, "alerts", timeout_s=60)[:count]
         producer = Producer(producer_config(self.settings))
         for message in again:
             producer.produce("alerts", message.value(), message.key(),
                              partition=message.partition(), headers=message.headers())  # fmt: skip
-        if producer.flush(30):
-            raise RuntimeError("the replayed alerts were not all acknowledged within 30 s")
-        return len(again)
+        return len(again), producer.flush(30)
 
     def notifier_caught_up(self, bootstrap: str, timeout_s: float) -> bool:
         """Whether the notifier's group committed every alert within ``timeout_s``."""

@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from chaos.cluster_mesh import ClusterMesh
 from chaos.replay_scope import KillMark, read_mark
@@ -116,7 +115,7 @@ class ServiceKiller(threading.Thread):
         self.log.notes.append(f"{name} ({kill.what}) SIGKILLed at {at_s:.0f} s of the feed")
 
     def _mark_ingest(self) -> None:
-        checkpoint = Path(self.mesh.home) / "ingest" / "checkpoints" / "routing"
+        checkpoint = self.mesh.routing_checkpoint()
         began = time.monotonic()
         while True:
             try:
