@@ -5,11 +5,12 @@ What a long run finds and a short one cannot: memory that creeps (a cache withou
 without TTL), lag that builds a little every minute, a tail that widens as stores grow. The soak
 is `mesh up --brokers 3` on a MESH_HOME of its own, fed by `mesh produce` at ``--rate`` (event
 time at the same pace, 1 % planted frauds), and every ``--every`` seconds a sample
-(:mod:`chaos.soak_samples`): each process's private memory, each group's lag and ingest's
-backlog, raw -> alert p50/p99/max of the interval's alerts. After the feed, the verdict
-(:mod:`chaos.soak_report`): every acknowledged record routed, every planted fraud notified, no
-service restarted, memory and lag flat. It prints a table per sample as it goes, writes
-everything to ``<work>/soak.json``, and exits 1 on any failure. Not part of `make test`.
+(:mod:`chaos.soak_samples`): each process's private memory (a JVM's heap), each group's lag and
+ingest's backlog, InfluxDB's series, raw -> alert p50/p99/max of the interval's alerts. After the
+feed, the verdict (:mod:`chaos.soak_report`): every acknowledged record routed, every planted
+fraud notified, no service restarted, memory, lag and series flat. It prints a table per sample
+as it goes, writes everything to ``<work>/soak.json``, and exits 1 on any failure. Not part of
+`make test`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from chaos.cluster_mesh import ClusterMesh, produced
-from chaos.soak_report import cpu_lines, lag_verdict, memory_lines, sample_line
+from chaos.soak_report import cpu_lines, lag_verdict, memory_lines, sample_line, series_verdict
 from chaos.soak_samples import Sample, ingest_backlog, take_sample
-from shared.endpoints import resolve_bootstrap
+from shared.endpoints import local_influx_url, resolve_bootstrap
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -67,7 +68,7 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
         time.sleep(max(0.0, started + (len(samples) + 1) * every - time.monotonic()))
         if producer.poll() is not None and samples:
             break
-        sample = take_sample(mesh.home, bootstrap, names, started, every)
+        sample = take_sample(mesh.home, bootstrap, names, started, every, _influx(mesh.settings))
         # `mesh up`'s probes were routed with no raw record of the feed: counted from the start
         samples.append(replace(sample, ingest_backlog=sample.ingest_backlog - backlog_before))
         print(sample_line(samples[-1]), flush=True)
@@ -90,9 +91,12 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
     lag_line, lag_flat = lag_verdict(samples, rate)
     if not lag_flat:
         failures.append(f"lag grew: {lag_line}")
+    series_line, series_flat = series_verdict(samples)
+    if not series_flat:
+        failures.append(f"InfluxDB's series grew: {series_line}")
     print(f"sent {sent}, acknowledged {acknowledged}; planted frauds notified {len(notified)} of "
-          f"{len(planted)}; {lag_line}")  # fmt: skip
-    print(f"{'process (private MiB)':<28} {'first':>8} {'last':>8} {'median':>8} "
+          f"{len(planted)}; {lag_line}; {series_line}")  # fmt: skip
+    print(f"{'process (MiB)':<28} {'judged':<7} {'first':>8} {'last':>8} {'median':>8} "
           f"{'resident':>8} {'MiB/h':>9}  (median and slope over the second half)")  # fmt: skip
     print("\n".join(lines), flush=True)
     for line in filling:
@@ -104,6 +108,12 @@ def _soak(mesh: ClusterMesh, work: Path, seconds: float, rate: float, every: flo
               "samples": [asdict(s) for s in samples]}  # fmt: skip
     (work / "soak.json").write_text(json.dumps(report, indent=1))
     return failures
+
+
+def _influx(settings: Settings) -> tuple[str, str] | None:
+    """Where the mesh's metrics aggregator writes: the URL and database (None: no InfluxDB)."""
+    url = settings.influx_url or local_influx_url(settings)
+    return (url, settings.influx_db) if url else None
 
 
 if __name__ == "__main__":

@@ -11,7 +11,13 @@ the last at most FILLING_RATIO of the middle one. State bounded by what it keys 
 detector's profiles, one per customer of the feed's population, or a trace store up to its
 cap): each new minute finds fewer new keys. A leak does not slow down at a steady rate of input,
 and one noisy sample cannot pass it (two slowdowns in a row are asked for). A filling process
-passes, named, so a longer run can show where it stops.
+passes, named, so a longer run can show where it stops. A process that is or runs a JVM is
+judged by its live heap instead, in use right after a full collection (:mod:`chaos.jvm_heap`:
+what a JVM's leak fills; its private memory moves with the collector and the JIT).
+
+InfluxDB's series are flat when the second half of the run added at most SERIES_SLACK of them
+(a gauge that shows up late adds one): a tag without bound (an instance id per restart, a
+customer id) adds some every sample, and InfluxDB's index and memory grow with them.
 
 Lag is flat when the last third of the samples is no higher on average than the first third plus
 LAG_SLACK_S seconds of input: a mesh that keeps up stays near zero, one that does not grows
@@ -29,6 +35,8 @@ from chaos.soak_samples import Sample
 GROWTH_SHARE = 0.10
 #: The last third's slope, as a share of the middle third's, at most which growth is filling.
 FILLING_RATIO = 0.5
+#: Series the second half may add, as a share of the count at half time (at least 5).
+SERIES_SLACK = 0.02
 #: Lag allowed to rise between the first and the last third, in seconds of input.
 LAG_SLACK_S = 5.0
 
@@ -46,42 +54,64 @@ def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
 
 
 def memory_lines(samples: Sequence[Sample]) -> tuple[list[str], list[str], list[str]]:
-    """A line per process (first, last, median private MiB, last resident MiB and the second
-    half's slope), the growing ones and the filling ones."""
+    """A line per process (what is judged: ``private`` memory or a JVM's ``heap``; first,
+    last, median MiB of it, last resident MiB and the second half's slope), the growing ones
+    and the filling ones."""
     steady = samples[len(samples) // 2 :] if len(samples) >= 6 else samples[-3:]
     hours = (samples[-1].at_s - samples[0].at_s) / 3600 if samples else 0.0
     names = sorted({name for s in steady for name in s.memory_mib})
     lines, growing, filling = [], [], []
     for name in names:
-        points = _points(steady, name)
-        every = [v for _, v in _points(samples, name)]
+        measure = _measure(samples, name)
+        points = _points(steady, name, measure)
+        every = [v for _, v in _points(samples, name, measure)]
         slope, middle = slope_per_hour(points), median(v for _, v in points)
         verdict = "flat"
         if middle > 0 and slope * hours > GROWTH_SHARE * middle:
-            first, earlier, latest = _third_slopes(samples, name)
+            first, earlier, latest = _third_slopes(samples, name, measure)
             if first > earlier and latest <= FILLING_RATIO * earlier:
                 verdict = "filling"
                 filling.append(f"{name} fills: {earlier:+.0f} then {latest:+.0f} MiB/h "
-                               f"(median {middle:.0f} MiB)")  # fmt: skip
+                               f"(median {middle:.0f} MiB {measure})")  # fmt: skip
             else:
                 verdict = "GROWING"
-                growing.append(f"{name} grows {slope:+.0f} MiB/h (median {middle:.0f} MiB)")
+                growing.append(f"{name} grows {slope:+.0f} MiB/h (median {middle:.0f} MiB "
+                               f"{measure})")  # fmt: skip
         resident = samples[-1].resident_mib.get(name, 0.0)
-        lines.append(f"{name:<28} {every[0]:>8.0f} {every[-1]:>8.0f} {middle:>8.0f} "
-                     f"{resident:>8.0f} {slope:>+9.1f}  {verdict}")  # fmt: skip
+        lines.append(f"{name:<28} {measure:<7} {every[0]:>8.0f} {every[-1]:>8.0f} "
+                     f"{middle:>8.0f} {resident:>8.0f} {slope:>+9.1f}  {verdict}")  # fmt: skip
     return lines, growing, filling
 
 
-def _points(samples: Sequence[Sample], name: str) -> list[tuple[float, float]]:
+def _measure(samples: Sequence[Sample], name: str) -> str:
+    """``heap`` when every sample of ``name`` read a JVM's heap, else ``private``."""
+    seen = [s for s in samples if name in s.memory_mib]
+    return "heap" if seen and all(name in s.heap_mib for s in seen) else "private"
+
+
+def _points(samples: Sequence[Sample], name: str, measure: str) -> list[tuple[float, float]]:
+    if measure == "heap":
+        return [(s.at_s, s.heap_mib[name]) for s in samples if name in s.heap_mib]
     return [(s.at_s, s.memory_mib[name]) for s in samples if name in s.memory_mib]
 
 
-def _third_slopes(samples: Sequence[Sample], name: str) -> tuple[float, float, float]:
-    """The slopes of ``name``'s memory over the first, middle and last thirds, per hour."""
+def _third_slopes(samples: Sequence[Sample], name: str, measure: str) -> tuple[float, float, float]:
+    """The slopes of ``name``'s ``measure`` over the first, middle and last thirds, per hour."""
     third = max(2, len(samples) // 3)
     thirds = samples[: -2 * third], samples[-2 * third : -third], samples[-third:]
-    first, middle, last = (slope_per_hour(_points(part, name)) for part in thirds)
+    first, middle, last = (slope_per_hour(_points(part, name, measure)) for part in thirds)
     return first, middle, last
+
+
+def series_verdict(samples: Sequence[Sample]) -> tuple[str, bool]:
+    """InfluxDB's series at the first sample, half time and the last, and whether the second
+    half kept them flat (no verdict, and flat, when they were never read)."""
+    counts = [s.series for s in samples if s.series is not None]
+    if len(counts) < 2:
+        return "InfluxDB series not read", True
+    half = counts[(len(counts) - 1) // 2]
+    flat = counts[-1] - half <= max(5, SERIES_SLACK * half)
+    return f"InfluxDB series {counts[0]} at first, {half} at half time, {counts[-1]} last", flat
 
 
 def cpu_lines(samples: Sequence[Sample]) -> list[str]:

@@ -4,7 +4,10 @@
   ``detector-velocity-r1-0`` ...), its private memory (resident, without mapped files' pages:
   :class:`shared.process_usage.ProcessUsage`), its resident size and CPU time, each summed with
   its children's (a service's JVM and Python workers carry its tag:
-  :func:`shared.local_process.tagged_pids`);
+  :func:`shared.local_process.tagged_pids`); for a process that is or runs a JVM, its live
+  heap too (in use after a full collection the sample asks for: :mod:`chaos.jvm_heap`);
+* **InfluxDB's series**: how many series the mesh's database holds (an unbounded tag, an
+  instance id per restart, would add some every sample: what its memory then grows with);
 * **lag**: each consumer group's committed offsets behind the ends of the partitions it has
   committed, and ingest's backlog (raw records acknowledged but not yet routed, by end offsets);
 * **tail**: raw record -> alert p50 / p99 / max of the alerts of the interval, from their lineage
@@ -14,14 +17,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaos.jvm_heap import heap_mib
+from shared.influx.errors import InfluxError
 from shared.kafka.inspect import consumer_groups, group_lag, partition_watermarks
 from shared.kafka.recent_latency import RecentLatency, recent_alert_latency
 from shared.local_process import tagged_pids
 from shared.process_usage import ProcessUsage, process_usage
 from shared.topic_names import TopicNames
+from testkit.influx_query import query
 
 #: Groups that only look (`mesh status`'s latency reader, the inspections).
 _LOOKING = ("mesh-latency-", "mesh-inspect")
@@ -47,11 +53,21 @@ class Sample:
     #: raw records acknowledged but not yet routed
     ingest_backlog: int
     tail: RecentLatency
+    #: process name -> its JVMs' live heap, MiB (processes that run a JVM only)
+    heap_mib: dict[str, float] = field(default_factory=dict)
+    #: series in the mesh's InfluxDB database (None: not read)
+    series: int | None = None
 
 
 def take_sample(
-    home: Path, bootstrap: str, names: TopicNames, started: float, interval_s: float
+    home: Path,
+    bootstrap: str,
+    names: TopicNames,
+    started: float,
+    interval_s: float,
+    influx: tuple[str, str] | None = None,
 ) -> Sample:
+    """The mesh now; ``influx`` is the (URL, database) the metrics aggregator writes to."""
     usage = usage_by_process(home)
     return Sample(
         at_s=time.monotonic() - started,
@@ -61,6 +77,8 @@ def take_sample(
         lag=lag_by_group(bootstrap, names),
         ingest_backlog=ingest_backlog(bootstrap, names),
         tail=recent_alert_latency(bootstrap, names.alerts, window_s=interval_s, max_alerts=ALERTS),
+        heap_mib=heap_by_process(home),
+        series=influx_series(*influx) if influx else None,
     )
 
 
@@ -75,6 +93,26 @@ def usage_by_process(home: Path) -> dict[str, ProcessUsage]:
             private_bytes=sum(u.private_bytes for u in usages),
         )
     return found
+
+
+def heap_by_process(home: Path) -> dict[str, float]:
+    """Old generation in use, MiB, of every process of ``home`` that is or runs a JVM."""
+    found = {}
+    for name, pids in sorted(tagged_pids(home).items()):
+        heap = heap_mib(pids)
+        if heap is not None:
+            found[name] = heap
+    return found
+
+
+def influx_series(url: str, database: str) -> int | None:
+    """Series in ``database`` (InfluxDB's exact count, summed over its measurements); None
+    when InfluxDB does not answer."""
+    try:
+        rows = query(url, database, "SHOW SERIES EXACT CARDINALITY")
+    except InfluxError:
+        return None
+    return sum(int(row.get("count") or 0) for row in rows)
 
 
 def memory_by_process(home: Path) -> dict[str, float]:

@@ -2,18 +2,26 @@
 
 import pytest
 
-from chaos.soak_report import cpu_lines, lag_verdict, memory_lines, slope_per_hour
+from chaos.soak_report import (
+    cpu_lines,
+    lag_verdict,
+    memory_lines,
+    series_verdict,
+    slope_per_hour,
+)
 from chaos.soak_samples import Sample
 from shared.kafka.recent_latency import summarize
 
 TAIL = summarize([10.0, 20.0], 300)
 
 
-def _samples(memory, lag=None, backlog=None):
+def _samples(memory, lag=None, backlog=None, heap=None, series=None):
     lag = lag or [0] * len(memory)
     backlog = backlog or [0] * len(memory)
+    heap = heap or [{}] * len(memory)
+    series = series or [None] * len(memory)
     return [Sample(i * 300.0, m, {n: v + 50 for n, v in m.items()}, {n: 60.0 * i for n in m},
-                   {"detector.velocity": lag[i]}, backlog[i], TAIL)
+                   {"detector.velocity": lag[i]}, backlog[i], TAIL, heap[i], series[i])
             for i, m in enumerate(memory)]  # fmt: skip
 
 
@@ -29,8 +37,9 @@ def test_a_process_that_creeps_is_growing_and_the_warm_up_half_is_left_out():
     assert growing == filling == [] and lines[0].endswith("flat")
     creeping = _samples([{"ingest": 800.0 + 20 * i} for i in range(13)])  # +240 MiB/h throughout
     lines, growing, filling = memory_lines(creeping)
-    assert growing == ["ingest grows +240 MiB/h (median 980 MiB)"] and filling == []
-    assert lines[0].split() == ["ingest", "800", "1040", "980", "1090", "+240.0", "GROWING"]
+    assert growing == ["ingest grows +240 MiB/h (median 980 MiB private)"] and filling == []
+    assert lines[0].split() == ["ingest", "private", "800", "1040", "980", "1090", "+240.0",
+                                "GROWING"]  # fmt: skip
 
 
 def test_a_process_filling_toward_a_bound_is_named_but_not_failed():
@@ -38,7 +47,7 @@ def test_a_process_filling_toward_a_bound_is_named_but_not_failed():
     profiles = _samples([{"detector": 200.0 + 400 * (1 - 0.8**i)} for i in range(13)])
     lines, growing, filling = memory_lines(profiles)
     assert growing == [] and lines[0].endswith("filling")
-    assert filling == ["detector fills: +255 then +105 MiB/h (median 546 MiB)"]  # 0.8 ** 4
+    assert filling == ["detector fills: +255 then +105 MiB/h (median 546 MiB private)"]
 
 
 def test_lag_that_builds_every_sample_fails_and_a_steady_one_passes():
@@ -62,3 +71,34 @@ def test_a_leak_whose_last_samples_dip_is_still_growing_not_filling():
     leak = [800.0 + 20 * i - (40 if i >= 11 else 0) for i in range(13)]
     lines, growing, filling = memory_lines(_samples([{"notifier": v} for v in leak]))
     assert filling == [] and len(growing) == 1 and lines[0].endswith("GROWING")
+
+
+def test_a_jvm_is_judged_by_its_heap_not_by_its_private_memory():
+    # the aggregator's JVM: private memory +200 MiB then -240 (the collector giving regions back
+    # and taking them again), its live heap flat around 300 MiB
+    private = [900.0 + (200 if 4 <= i < 8 else 0) - (240 if i >= 10 else 0) + 30 * i
+               for i in range(13)]  # fmt: skip
+    heap = [{"metrics_aggregator": 300.0 + (i % 3)} for i in range(13)]
+    samples = _samples([{"metrics_aggregator": v} for v in private], heap=heap)
+    lines, growing, filling = memory_lines(samples)
+    assert growing == filling == [] and lines[0].split()[1] == "heap"
+    assert lines[0].endswith("flat")
+    # the same JVM whose live heap keeps rising: a leak, whatever its private memory does
+    leaking = [{"metrics_aggregator": 300.0 + 25 * i} for i in range(13)]
+    lines, growing, _ = memory_lines(_samples([{"metrics_aggregator": 900.0}] * 13, heap=leaking))
+    assert growing == ["metrics_aggregator grows +300 MiB/h (median 525 MiB heap)"]
+
+
+def test_a_process_whose_heap_was_not_read_every_time_is_judged_by_private_memory():
+    heap = [{"ingest": 300.0}] * 6 + [{}] + [{"ingest": 300.0}] * 6  # one jstat missed
+    lines, _, _ = memory_lines(_samples([{"ingest": 800.0}] * 13, heap=heap))
+    assert lines[0].split()[1] == "private"
+
+
+def test_series_that_stop_growing_are_flat_and_a_tag_without_bound_is_not():
+    settling = [120, 180, 190, 190, 190, 191, 191, 191, 191]  # services showing up, then one gauge
+    line, flat = series_verdict(_samples([{}] * 9, series=settling))
+    assert flat and line == "InfluxDB series 120 at first, 190 at half time, 191 last"
+    unbounded = [120 + 40 * i for i in range(9)]  # an instance id per restart, say
+    assert not series_verdict(_samples([{}] * 9, series=unbounded))[1]
+    assert series_verdict(_samples([{}] * 9)) == ("InfluxDB series not read", True)
