@@ -27,12 +27,15 @@ from shared.topic_names import TopicNames
 DETECTORS_PREFIX = "detectors/"
 
 
-def compose_settings(settings: Settings, values: dict[str, str]) -> Settings:
+def compose_settings(
+    settings: Settings, values: dict[str, str], bootstrap: str | None = None
+) -> Settings:
     """``settings`` pointed at the compose mesh ``values`` (.env and the environment) describe:
-    its broker on the host's loopback, its topic prefix."""
+    its broker on the host's loopback (``bootstrap``: every node of a cluster), its topic
+    prefix."""
     return replace(
         settings,
-        bootstrap_servers=f"127.0.0.1:{values['MESH_KAFKA_PORT']}",
+        bootstrap_servers=bootstrap or f"127.0.0.1:{values['MESH_KAFKA_PORT']}",
         topic_prefix=values.get("MESH_TOPIC_PREFIX", ""),
         kafka_username="",
     )

@@ -4,8 +4,9 @@ Pointed at the compose mesh's broker (``MESH_BOOTSTRAP_SERVERS=127.0.0.1:29092 m
 `mesh status` used to look for the local processes, found none, and listed ingest, InfluxDB, the
 aggregator, the notifier and Jaeger as DOWN ("start it with `mesh up`") above container lines that
 said they were healthy (issue 34). Now it first asks which kind of mesh it looks at: a container
-mesh on this machine's engine whose broker service listens on the bootstrap's port is that mesh,
-and each of its services gets the line a local service gets (state, uptime, restarts, last exit),
+mesh on this machine's engine one of whose broker services listens on the bootstrap's port is
+that mesh, and each of its services gets the line a local service gets (each broker node of a
+cluster too) (state, uptime, restarts, last exit),
 each detector service its group's lag and its records/s (from the status file the runtime writes
 in its container).
 """
@@ -59,6 +60,11 @@ class ContainerMesh:
     def service(self, role: str) -> ServiceState | None:
         return next((s for s in self.services if s.role == role), None)
 
+    @property
+    def brokers(self) -> list[ServiceState]:
+        """Its broker nodes' containers, in service order (one, or a cluster's three)."""
+        return sorted((s for s in self.services if s.role == "broker"), key=lambda s: s.service)
+
 
 def container_mesh_of(bootstrap: str) -> ContainerMesh | None:
     """The container mesh whose broker listens on ``bootstrap``'s port on this machine; None
@@ -75,8 +81,7 @@ def container_mesh_of(bootstrap: str) -> ContainerMesh | None:
         return None
     for project, services in sorted(projects.items()):
         mesh = ContainerMesh(project, services)
-        broker = mesh.service("broker")
-        if broker is not None and dict(broker.environment).get("KAFKA_PORT") == str(port):
+        if any(dict(b.environment).get("KAFKA_PORT") == str(port) for b in mesh.brokers):
             return mesh
     return None
 
@@ -128,9 +133,9 @@ def read_report(container_name: str) -> dict[str, Any]:
 
 def print_container_mesh(mesh: ContainerMesh, lag: Lag, say: Callable[[str], None]) -> None:
     """The lines of every service of ``mesh``; ``lag(group, topics)`` reads a group's lag."""
-    broker = mesh.service("broker")
-    if broker is not None:
-        say(service_line("broker", broker) + f"  (container mesh {mesh.project})")
+    for number, broker in enumerate(mesh.brokers):
+        say(service_line("broker", broker) + (f"  (container mesh {mesh.project})" if number == 0
+                                               else ""))  # fmt: skip
     for role, label in LABELS.items():
         service = mesh.service(role)
         if service is not None:

@@ -14,8 +14,9 @@ from shared.settings import Settings
 #: Every port setting of .env: a test mesh takes free ones, so neither a mesh of the user's nor a
 #: leftover of an earlier run (a restart policy brings containers back with their engine) is in
 #: its way.
-PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_CONTROLLER_PORT", "MESH_INFLUX_PORT",
-         "MESH_INFLUX_RPC_PORT", "MESH_OTLP_PORT", "MESH_TRACE_UI_PORT",
+PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_CONTROLLER_PORT", "MESH_KAFKA_2_PORT",
+         "MESH_KAFKA_2_CONTROLLER_PORT", "MESH_KAFKA_3_PORT", "MESH_KAFKA_3_CONTROLLER_PORT",
+         "MESH_INFLUX_PORT", "MESH_INFLUX_RPC_PORT", "MESH_OTLP_PORT", "MESH_TRACE_UI_PORT",
          "MESH_WEBHOOK_PORT")  # fmt: skip
 
 
@@ -42,7 +43,8 @@ class RunningMesh:
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.ports['MESH_KAFKA_PORT']}"
+        """Every broker node of the mesh (one, or a cluster's three)."""
+        return self.compose.bootstrap
 
     @property
     def influx_url(self) -> str:

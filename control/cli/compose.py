@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from control.cli.arguments import add_wait_options
 from control.compose_readiness import compose_readers, compose_settings
 from control.readiness import wait_until_ready
-from hosting.containers.compose import COMPOSE_FILE, ComposeMesh
+from hosting.containers.compose import CLUSTER_FILE, COMPOSE_FILE, ComposeMesh
 from hosting.containers.stack import SwarmStack
 from shared.errors import ConfigError
 from shared.settings import Settings
@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--timeout", type=float, default=300.0,
                     help="seconds to wait for healthy containers (300)")  # fmt: skip
     add_wait_options(up, until="once the containers are healthy")
+    up.add_argument(
+        "--brokers", type=int, default=1, metavar="N",
+        help="broker nodes: 1 (default) or 3, a KRaft cluster with every topic on 3 replicas "
+        "(infra/compose/docker-compose.cluster.yml)",
+    )  # fmt: skip
     up.add_argument(
         "--file", "-f", action="append", type=Path, default=[],
         help="an override file on top of infra/compose/docker-compose.yml (repeatable), e.g. "
@@ -62,24 +67,30 @@ def _swarm_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _mesh(swarm: bool, files: list[Path] | None = None) -> ComposeMesh:
+def _mesh(swarm: bool, files: list[Path] | None = None, brokers: int = 1) -> ComposeMesh:
     for file in files or []:
         if not file.is_file():
             raise ConfigError(f"compose file {file} not found")
     kind = SwarmStack if swarm else ComposeMesh
-    return kind((COMPOSE_FILE, *(f.resolve() for f in files or [])))
+    cluster = (CLUSTER_FILE,) if brokers == 3 else ()
+    return kind((COMPOSE_FILE, *cluster, *(f.resolve() for f in files or [])))
 
 
 def run_up(args: argparse.Namespace, settings: Settings) -> int:
     if args.timeout <= 0:
         raise ConfigError("--timeout must be more than 0 seconds")
+    if args.brokers not in (1, 3):
+        raise ConfigError(f"--brokers {args.brokers}: the container mesh runs 1 broker or a "
+                          "cluster of 3")  # fmt: skip
+    if args.brokers == 3 and args.swarm:
+        raise ConfigError("--brokers 3 is for compose; a Swarm stack runs one broker")
     started = time.monotonic()
-    mesh = _mesh(args.swarm, args.file)
+    mesh = _mesh(args.swarm, args.file, args.brokers)
     for state in mesh.up(args.timeout):
         print(state.line())
     if not args.wait:
         return 0
-    target = compose_settings(settings, mesh.values)
+    target = compose_settings(settings, mesh.values, mesh.bootstrap)
     look = (f"see `mesh compose ps{' --swarm' if args.swarm else ''}` and the {{service}} "
             "container's log (docker logs)")  # fmt: skip
     if not wait_until_ready(target, args.wait_timeout, readers=compose_readers(mesh.config(),
@@ -91,7 +102,8 @@ def run_up(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_down(args: argparse.Namespace, settings: Settings) -> int:
-    mesh = _mesh(args.swarm)
+    # with the cluster's file, so a cluster's other nodes and their volumes go too
+    mesh = _mesh(args.swarm, brokers=1 if args.swarm else 3)
     mesh.down(volumes=args.volumes)
     print(f"{mesh.project}: down" + (" (volumes deleted)" if args.volumes else ""))
     return 0

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from control.autoscale.autoscaler import autoscaler_status_file
 from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
-from control.cluster_status import kafka_lines
+from control.cluster_status import cluster_lines, kafka_lines
 from control.compose_status import ContainerMesh, container_mesh_of, print_container_mesh
 from control.deploy.autoscale_choice import effective_policy
 from control.deploy.backends import running_replicas, shadow_replicas
@@ -105,6 +105,7 @@ def _container_mesh_status(settings: Settings, containers: ContainerMesh) -> int
     bootstrap = resolve_bootstrap(settings)
     print_container_mesh(containers, lambda group, topics: _lag(settings, bootstrap, group, topics),
                          print)  # fmt: skip
+    cluster_lines(settings, bootstrap)  # its nodes and what a lost one left short
     _detector_lines(settings, bootstrap)  # `mesh deploy --backend docker` beside it
     _latency_line(settings, bootstrap)
     _topic_lines(settings, bootstrap)

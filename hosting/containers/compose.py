@@ -36,6 +36,10 @@ from shared.settings import PROJECT_ROOT
 
 COMPOSE_DIR = PROJECT_ROOT / "infra" / "compose"
 COMPOSE_FILE = COMPOSE_DIR / "docker-compose.yml"
+#: The override that runs the broker as a 3-node cluster (`mesh compose up --brokers 3`).
+CLUSTER_FILE = COMPOSE_DIR / "docker-compose.cluster.yml"
+#: The port settings of each broker node, in node order (.env).
+NODE_PORTS = ("MESH_KAFKA_PORT", "MESH_KAFKA_2_PORT", "MESH_KAFKA_3_PORT")
 #: One-shot services: done when they exited 0.
 ONE_SHOT = frozenset({"topics"})
 
@@ -125,6 +129,17 @@ class ComposeMesh:
         self.env_file = read_env_file(COMPOSE_DIR / ".env")
         self.values = {**self.env_file, **self.environ}
         self.project = self.values.get("COMPOSE_PROJECT_NAME", "detector-mesh")
+
+    @property
+    def brokers(self) -> int:
+        """Broker nodes the files run: three with the cluster override, else one."""
+        return 3 if CLUSTER_FILE in self.files else 1
+
+    @property
+    def bootstrap(self) -> str:
+        """Every broker node of the files, as a client on the host reaches it."""
+        ports = (self.values[key] for key in NODE_PORTS[: self.brokers])
+        return ",".join(f"127.0.0.1:{port}" for port in ports)
 
     # the verbs -------------------------------------------------------------------------------
     def up(self, timeout_s: float = 300.0) -> list[ServiceState]:
@@ -220,9 +235,13 @@ class ComposeMesh:
                 ) from None
 
     def _check_ports(self) -> None:
-        """The port settings of .env (as the environment may override them) are free."""
+        """The port settings of .env that the files use (as the environment may override them)
+        are free: a single broker's mesh does not need the cluster's other nodes' ports."""
+        used = "".join(file.read_text() for file in self.files)
         for key in sorted(self.env_file):
             value = self.values.get(key, "")
+            if "${" + key + "}" not in used:
+                continue
             if key.endswith("_PORT") and value.isdigit() and not _free(int(value)):
                 raise ComposeError(
                     f"port {value} ({key}) is in use on 127.0.0.1: set another in "

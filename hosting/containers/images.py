@@ -37,9 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hosting.containers.broker_image import cluster_settings, server_template
 from hosting.containers.engine import EngineUnavailable, connect
 from hosting.containers.requirements_split import services_requirements, spark_requirements
-from hosting.servers.broker import LOG4J_CONFIG, broker_properties
+from hosting.servers.broker import LOG4J_CONFIG
 from hosting.servers.jaeger import VIEWER, render_config
 from hosting.servers.jaeger_install import installed as jaeger_binary
 from shared.errors import MeshError
@@ -241,12 +242,9 @@ class ImageBuilder:
         self._copy_jars("kafka", context / "libs")
         shutil.copy(LOG4J_CONFIG, context / "log4j2.properties")
         shutil.copy(DOCKERFILES / "kafka-entrypoint.sh", context / "entrypoint.sh")
-        # The same broker settings as the local mesh's; the entrypoint fills in the ports.
-        properties = broker_properties(
-            "127.0.0.1", "@PORT@", "@CONTROLLER_PORT@", "/var/lib/kafka",
-            listen_host="@LISTEN_HOST@", advertised_host="@ADVERTISED_HOST@",
-        )  # fmt: skip
-        (context / "server.properties.in").write_text(properties)
+        # The same broker settings as the local mesh's; the entrypoint fills in each node's.
+        (context / "server.properties.in").write_text(server_template())
+        (context / "cluster.properties").write_text(cluster_settings())
         self._docker_build(self.image("kafka"), context, "kafka.Dockerfile", {"JRE": JRE})
 
     def _jaeger(self) -> None:

@@ -31,6 +31,17 @@ def test_compose_up_refuses_a_timeout_of_zero() -> None:
     )  # fmt: skip
 
 
+def test_compose_up_runs_one_broker_or_a_cluster_of_three() -> None:
+    result = mesh("compose", "up", "--brokers", "2", env=NO_ENGINE)
+    assert (result.returncode, result.stderr.strip()) == (
+        2, "mesh: error: --brokers 2: the container mesh runs 1 broker or a cluster of 3"
+    )  # fmt: skip
+    result = mesh("compose", "up", "--brokers", "3", "--swarm", env=NO_ENGINE)
+    assert (result.returncode, result.stderr.strip()) == (
+        2, "mesh: error: --brokers 3 is for compose; a Swarm stack runs one broker"
+    )  # fmt: skip
+
+
 def test_deploy_refuses_an_unknown_backend() -> None:
     result = mesh("deploy", "--backend", "k8s", "detectors/large_amount", env=NO_ENGINE)
     assert result.returncode == 2

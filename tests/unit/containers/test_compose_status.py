@@ -63,6 +63,23 @@ def test_every_role_gets_its_line_and_each_detector_its_group_lag() -> None:
     assert "  lag 7  " in lines[-1]
 
 
+def test_each_node_of_a_cluster_gets_its_line_the_lost_one_down() -> None:
+    mesh = ContainerMesh("detector-mesh", [
+        _service("kafka-3", "broker"),
+        _service("kafka", "broker"),
+        _service("kafka-2", "broker", status="exited", health="unhealthy", exit_code=137),
+    ])  # fmt: skip
+    lines: list[str] = []
+    print_container_mesh(mesh, lambda group, topics: "0", lines.append)
+    assert [line.split()[:4] for line in lines] == [
+        ["broker", "UP", "container", "mesh_kafka_1"],
+        ["broker", "DOWN", "container", "mesh_kafka-2_1"],
+        ["broker", "UP", "container", "mesh_kafka-3_1"],
+    ]  # fmt: skip
+    assert lines[0].endswith("(container mesh detector-mesh)")
+    assert lines[1].endswith("last exit: code 137")
+
+
 def test_the_first_broker_of_any_bootstrap_form() -> None:
     assert first_broker("127.0.0.1:29092,127.0.0.1:29093") == ("127.0.0.1", 29092)
     assert first_broker("SASL_SSL://localhost:9093") == ("localhost", 9093)
