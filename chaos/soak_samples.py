@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def take_sample(
     influx: tuple[str, str] | None = None,
 ) -> Sample:
     """The mesh now; ``influx`` is the (URL, database) the metrics aggregator writes to."""
-    usage = usage_by_process(home)
+    pids = tagged_pids(home)
+    usage = usage_by_process(home, pids)
     return Sample(
         at_s=time.monotonic() - started,
         memory_mib={name: u.private_bytes / 2**20 for name, u in usage.items()},
@@ -77,15 +79,18 @@ def take_sample(
         lag=lag_by_group(bootstrap, names),
         ingest_backlog=ingest_backlog(bootstrap, names),
         tail=recent_alert_latency(bootstrap, names.alerts, window_s=interval_s, max_alerts=ALERTS),
-        heap_mib=heap_by_process(home),
+        heap_mib=heap_by_process(pids),
         series=influx_series(*influx) if influx else None,
     )
 
 
-def usage_by_process(home: Path) -> dict[str, ProcessUsage]:
-    """What every process of ``home`` uses, its children's included."""
+def usage_by_process(
+    home: Path, tagged: Mapping[str, list[int]] | None = None
+) -> dict[str, ProcessUsage]:
+    """What every process of ``home`` uses, its children's included (``tagged``: its processes'
+    pids by name, when the caller has read them already)."""
     found = {}
-    for name, pids in sorted(tagged_pids(home).items()):
+    for name, pids in sorted((tagged if tagged is not None else tagged_pids(home)).items()):
         usages = [u for u in map(process_usage, pids) if u is not None]
         found[name] = ProcessUsage(
             cpu_s=sum(u.cpu_s for u in usages),
@@ -95,10 +100,11 @@ def usage_by_process(home: Path) -> dict[str, ProcessUsage]:
     return found
 
 
-def heap_by_process(home: Path) -> dict[str, float]:
-    """Old generation in use, MiB, of every process of ``home`` that is or runs a JVM."""
+def heap_by_process(tagged: Mapping[str, list[int]]) -> dict[str, float]:
+    """The live heap, MiB, of every process of ``tagged`` (pids by name) that is or runs a
+    JVM."""
     found = {}
-    for name, pids in sorted(tagged_pids(home).items()):
+    for name, pids in sorted(tagged.items()):
         heap = heap_mib(pids)
         if heap is not None:
             found[name] = heap

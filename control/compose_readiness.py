@@ -27,15 +27,13 @@ from shared.topic_names import TopicNames
 DETECTORS_PREFIX = "detectors/"
 
 
-def compose_settings(
-    settings: Settings, values: dict[str, str], bootstrap: str | None = None
-) -> Settings:
+def compose_settings(settings: Settings, values: dict[str, str], bootstrap: str) -> Settings:
     """``settings`` pointed at the compose mesh ``values`` (.env and the environment) describe:
-    its broker on the host's loopback (``bootstrap``: every node of a cluster), its topic
-    prefix."""
+    its broker nodes as the host reaches them (``bootstrap``: ``ComposeMesh.bootstrap``), its
+    topic prefix."""
     return replace(
         settings,
-        bootstrap_servers=bootstrap or f"127.0.0.1:{values['MESH_KAFKA_PORT']}",
+        bootstrap_servers=bootstrap,
         topic_prefix=values.get("MESH_TOPIC_PREFIX", ""),
         kafka_username="",
     )

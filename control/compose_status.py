@@ -5,10 +5,9 @@ Pointed at the compose mesh's broker (``MESH_BOOTSTRAP_SERVERS=127.0.0.1:29092 m
 aggregator, the notifier and Jaeger as DOWN ("start it with `mesh up`") above container lines that
 said they were healthy (issue 34). Now it first asks which kind of mesh it looks at: a container
 mesh on this machine's engine one of whose broker services listens on the bootstrap's port is
-that mesh, and each of its services gets the line a local service gets (each broker node of a
-cluster too) (state, uptime, restarts, last exit),
-each detector service its group's lag and its records/s (from the status file the runtime writes
-in its container).
+that mesh, and each of its services gets the line a local service gets (state, uptime, restarts,
+last exit; every broker node of a cluster its own), each detector service its group's lag and
+its records/s (from the status file the runtime writes in its container).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from control.compose_readiness import compose_readers, compose_settings
-from hosting.containers.compose import COMPOSE_DIR, COMPOSE_FILE, read_env_file
+from hosting.containers.compose import COMPOSE_DIR, COMPOSE_FILE, ComposeMesh, read_env_file
 from shared.settings import Settings
 from shared.topic_names import TopicNames
 
@@ -33,5 +33,6 @@ def test_labels_as_a_list_count_too_and_other_services_do_not() -> None:
 def test_the_probe_goes_to_the_compose_brokers_port_and_prefix() -> None:
     values = {**read_env_file(COMPOSE_DIR / ".env"), "MESH_KAFKA_PORT": "40001",
               "MESH_TOPIC_PREFIX": "c."}  # fmt: skip
-    target = compose_settings(Settings(bootstrap_servers="127.0.0.1:9092"), values)
+    bootstrap = ComposeMesh(environ=values).bootstrap
+    target = compose_settings(Settings(bootstrap_servers="127.0.0.1:9092"), values, bootstrap)
     assert (target.bootstrap_servers, target.topic_prefix) == ("127.0.0.1:40001", "c.")
