@@ -47,6 +47,7 @@ CASES: dict[str, Case] = {
     "cluster_broker_hang": cluster_faults.cluster_broker_hang,  # 17 (issue 48)
     "cluster_controller_kill": cluster_faults.cluster_controller_kill,  # 18 (issue 48)
     "cluster_rolling_restart": cluster_faults.cluster_rolling_restart,  # 19 (issue 48)
+    "cluster_leaderless_alerts": cluster_faults.cluster_leaderless_alerts,  # 20 (issue 48)
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
@@ -66,6 +67,12 @@ COVERED_IN_SHORT = {
     "cluster_rolling_restart": (
         "cluster_broker_kill's short form brings a killed node back under load and waits until "
         "it is in every ISR; test_kafka_cluster stops a node gracefully and starts it again"
+    ),
+    "cluster_leaderless_alerts": (
+        "tests/integration/test_detector_held_back.py makes a real detector's alerts for one input "
+        "partition undeliverable (they wait out the delivery timeout as on a partition without a "
+        "leader) and checks that only that partition is held back, the others committed, the "
+        "process alive, and every alert delivered once the topic takes writes again"
     ),
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "

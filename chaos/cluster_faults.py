@@ -11,7 +11,12 @@ with planted frauds, and its fault at a share of the feed:
     SIGCONT (its sockets stay open: clients wait on it instead of failing over at once);
 18. ``cluster_controller_kill``: SIGKILL of the active KRaft controller, not restarted;
 19. ``cluster_rolling_restart``: an operator's upgrade, each node in turn stopped gracefully
-    (`mesh broker stop --node N`), started again, and caught up before the next.
+    (`mesh broker stop --node N`), started again, and caught up before the next;
+20. ``cluster_leaderless_alerts``: ``alerts`` declared with replication 1, the node leading the
+    most of its partitions SIGKILLed and started again HELD_S later: those partitions have no
+    leader meanwhile. Degrade, never stop: the detectors hold back only the input partitions
+    whose alerts cannot be delivered (`mesh status` says which), alerts of the others flow on,
+    and once the node is back everything held back is processed again and notified.
 
 The short form in `make test` runs one mesh with three of them in a row (a mesh start is ~60 s
 of JVMs on two cores): the hang, the controller killed and brought back (it must catch up), then
@@ -50,7 +55,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from chaos.case_run import DRAIN_S, Load
-from chaos.cluster_mesh import SEED, ClusterMesh, Planted, flowing_again_s, produced, window_latency
+from chaos.cluster_mesh import (
+    SEED,
+    ClusterMesh,
+    Planted,
+    flowing_again_s,
+    produced,
+    timed,
+    window_latency,
+)
 from chaos.ledger import Ledger, ledger
 from chaos.replay_scope import replay_verdict
 from chaos.report import CaseResult
@@ -72,6 +85,13 @@ FAULT_WINDOW_S = 30.0
 LOST_WITHIN_S = 30.0
 #: How long a restarted node may take to be back in every ISR.
 CATCH_UP_S = 120.0
+#: How long case 20's node stays down: past the detectors' delivery timeout (30 s), so they find
+#: the loss and hold partitions back, and long enough to see the others' alerts flow meanwhile.
+HELD_S = 75.0
+#: How long after the kill `mesh status` may take to show a held-back partition: the delivery
+#: timeout, the commit that finds it, a status refresh.
+HELD_WITHIN_S = 60.0
+
 #: Alerts written again once every planted fraud was notified (already delivered, so a notifier
 #: that forgot them would tell a person twice: the ledger fails it).
 REPLAYED_ALERTS = 200
@@ -113,6 +133,25 @@ class ClusterRun:
                                      f"{LOST_WITHIN_S:.0f} s: {status.stdout[:300]!r}")  # fmt: skip
                 return
             time.sleep(1)
+
+    def expect_held_back(self) -> float | None:
+        """`mesh status` names the input partitions a detector holds back (a partition of theirs
+        lost its leader), within HELD_WITHIN_S; when it first did (epoch ms), None if not."""
+        began = time.monotonic()
+        while True:
+            status = self.mesh.run("status", timeout=120)
+            held = [line.strip() for line in status.stdout.splitlines() if "held back:" in line]
+            if held:
+                waited = time.monotonic() - began
+                self.notes.append(f"`mesh status` {waited:.0f} s after the kill: {held[0]}")
+                return time.time() * 1000
+            if time.monotonic() - began > HELD_WITHIN_S:
+                self.failures.append(
+                    f"`mesh status` named no held-back partition within {HELD_WITHIN_S:.0f} s: "
+                    f"{status.stdout[-600:]!r}"
+                )
+                return None
+            time.sleep(2)
 
     def bring_back(self, node: int) -> None:
         """`mesh broker start --node N`, then wait until the node is back in every ISR."""
@@ -173,6 +212,25 @@ def kill_controller(run: ClusterRun, restart: bool = False) -> str:
     return f"active controller node {node} SIGKILLed, started again"
 
 
+def lose_alerts_leader(run: ClusterRun) -> str:
+    """Case 20's fault (see the module docstring): returns once the node is back in every ISR."""
+    node, led = run.mesh.busiest_node(run.bootstrap, topic="alerts")
+    run.kill(node)
+    killed = time.monotonic()
+    held_ms = run.expect_held_back()
+    time.sleep(max(killed + HELD_S - time.monotonic(), 0))
+    if held_ms is not None:  # alerts of the partitions not held back kept reaching people
+        flowing = [at for source, at in timed(run.mesh.deliveries()) if source >= held_ms]
+        run.notes.append(f"{len(flowing)} notifications of records sent while partitions were "
+                         "held back, before the node came back")  # fmt: skip
+        if not flowing:
+            run.failures.append("no notification of a record sent while partitions were held "
+                                "back: the partitions with a leader stopped too")  # fmt: skip
+    run.bring_back(node)
+    return (f"node {node} (leading {led} of alerts' partitions, one replica each) SIGKILLed, "
+            f"started again {time.monotonic() - killed:.0f} s later")  # fmt: skip
+
+
 def rolling_restart(run: ClusterRun) -> str:
     for node in sorted(n.node for n in run.kafka.states()):
         stopped = run.mesh.run("broker", "stop", "--node", str(node), timeout=120)
@@ -206,6 +264,11 @@ def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> Case
     return _run("cluster_rolling_restart", settings, work, LONG, faults)
 
 
+def cluster_leaderless_alerts(settings: Settings, work: Path, short: bool) -> CaseResult:
+    faults = [Fault("alerts' leader lost", 0.2, lose_alerts_leader)]
+    return _run("cluster_leaderless_alerts", settings, work, LONG, faults, one_replica=("alerts",))
+
+
 #: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
 #: cases' rates (at 800/s it fell minutes behind with no fault at all; docs/reliability.md).
 LONG = Load(180.0, 400.0)
@@ -218,8 +281,9 @@ def _run(
     feed: Load,
     faults: list[Fault],
     kills: list[ServiceKill] | None = None,
+    one_replica: tuple[str, ...] = (),
 ) -> CaseResult:
-    mesh = ClusterMesh(settings, work / "cluster-mesh")
+    mesh = ClusterMesh(settings, work / "cluster-mesh", one_replica)
     up = mesh.run("up", "--brokers", "3", timeout=600)
     try:
         if up.returncode != 0:

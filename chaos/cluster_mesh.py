@@ -52,13 +52,17 @@ class ClusterMesh:
     """`mesh` as a user on a fresh MESH_HOME runs it: a local cluster of its own, not the
     suite's broker; the suite's InfluxDB if it names one."""
 
-    def __init__(self, settings: Settings, home: Path) -> None:
+    def __init__(self, settings: Settings, home: Path, one_replica: tuple[str, ...] = ()) -> None:
+        """``one_replica``: topics declared with replication 1 (a cluster that loses their
+        partitions with a broker), in a copy of infra/topics.yaml the mesh is pointed at."""
         self.home = home
         env = {k: v for k, v in os.environ.items() if not k.startswith("MESH_")}
         env |= {"MESH_HOME": str(home), "MESH_BROKERS": "3", "MESH_BROKER_PORT": "0",
                 "MESH_CACHE": str(settings.cache)}  # fmt: skip
         if settings.influx_url:
             env["MESH_INFLUX_URL"] = settings.influx_url
+        if one_replica:
+            env["MESH_TOPICS_FILE"] = str(_declare_one_replica(settings, home, one_replica))
         self.env = env
         self.settings = Settings.from_env(env)
 
@@ -87,10 +91,11 @@ class ClusterMesh:
         )  # fmt: skip
 
     # what the cluster holds -------------------------------------------------------------------
-    def busiest_node(self, bootstrap: str) -> tuple[int, int]:
-        """The node that leads the most partitions now, and how many."""
+    def busiest_node(self, bootstrap: str, topic: str | None = None) -> tuple[int, int]:
+        """The node that leads the most partitions (of ``topic``, if given) now, and how many."""
         health = read_cluster_health(bootstrap)
-        leaders = Counter(p.leader for p in health.partitions if p.leader >= 0)
+        leaders = Counter(p.leader for p in health.partitions
+                          if p.leader >= 0 and topic in (None, p.topic))  # fmt: skip
         node, count = leaders.most_common(1)[0]
         return node, count
 
@@ -204,6 +209,21 @@ class ClusterMesh:
             if child is not None:
                 found[state.parent.name] = child.restarts
         return found
+
+
+def _declare_one_replica(settings: Settings, home: Path, topics: tuple[str, ...]) -> Path:
+    """A copy of the mesh's topic declarations with ``topics`` at replication 1, beside
+    ``home``."""
+    import yaml
+
+    document = yaml.safe_load(settings.topics_file.read_text())
+    for entry in document["topics"]:
+        if entry["name"] in topics:
+            entry |= {"replication_factor": 1, "min_insync_replicas": 1}
+    path = home.parent / f"{home.name}-topics.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
 
 
 def produced(output: str) -> tuple[int, int]:

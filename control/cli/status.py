@@ -114,9 +114,12 @@ def _container_mesh_status(settings: Settings, containers: ContainerMesh) -> int
 
 def _topic_lines(settings: Settings, bootstrap: str) -> None:
     declared = [s.name for s in declared_topics(settings)]
-    for view in topic_views(bootstrap, declared, login=client_security(settings)):
+    login = client_security(settings)
+    for view in topic_views(bootstrap, declared, login=login, skip_offline=True):
+        offline = ", ".join(f"{view.name}[{n}]" for n in view.offline)
         print(
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
+            + (f" (not counting {offline}: no leader)" if offline else "")
         )
 
 
@@ -373,8 +376,10 @@ def _replica_line(view: InstanceView, current_seq: int) -> str:
     usage = view.usage
     assert usage is not None  # alive means its /proc entry was read
     rate = float(view.report.get("records_per_s", 0.0))
+    parked = view.report.get("waiting") or []
+    held = f"\n{'':<14}held back: {'; '.join(parked)}" if parked else ""
     return (
         f"{label:<12} pid {view.pid:<7} up {view.uptime_s:>5.0f} s  {rate:>7.0f} records/s  "
         f"records {int(view.report.get('records', 0)):>9}  cpu {usage.cpu_s:>6.1f} s  "
-        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}"
+        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}{held}"
     )

@@ -21,6 +21,10 @@ ERROR_ACTIONS = ("stop", "continue")
 DEFAULT_COMMIT_INTERVAL_S = 0.5
 #: The longest commit interval allowed.
 MAX_COMMIT_INTERVAL_S = 60.0
+#: RuntimeConfig.delivery_timeout_s unless told otherwise (``--delivery-timeout-ms``), and its
+#: bounds: librdkafka's own default is the longest.
+DEFAULT_DELIVERY_TIMEOUT_S = 30.0
+DELIVERY_TIMEOUT_BOUNDS_S = (1.0, 300.0)
 
 
 def new_instance_id(name: str) -> str:
@@ -96,8 +100,14 @@ class RuntimeConfig:
     #: Processing time per batch before the rest is handed back (seek) to stay within the poll
     #: interval; a fraction of it, so that producing and committing fit too.
     max_batch_s: float = 60.0
-    #: How long to wait for the broker to acknowledge a batch's output before giving up.
+    #: How long to wait for the broker to acknowledge a batch's output before giving up (at
+    #: least the delivery timeout below, and a margin: see the runner's ``_flush_wait_s``).
     flush_timeout_s: float = 60.0
+    #: How long a message may wait for its partition's leader (librdkafka's message.timeout.ms,
+    #: 300 s by default). Past it the message fails, and only the input partition it came from
+    #: waits for that leader (parking.py); every partition waits this long once, in the commit
+    #: that finds the loss. Longer than any leader election of a replicated topic (~5-10 s).
+    delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S
     #: Retries of a record whose detect raised RetriableError.
     retries: int = 3
     retry_backoff_s: float = 0.05
@@ -120,6 +130,12 @@ class RuntimeConfig:
             raise ConfigError(
                 f"--commit-interval-ms must be from 0 to {MAX_COMMIT_INTERVAL_S * 1000:.0f}, "
                 f"got {self.commit_interval_s * 1000:.0f}"
+            )
+        low, high = DELIVERY_TIMEOUT_BOUNDS_S
+        if not low <= self.delivery_timeout_s <= high:
+            raise ConfigError(
+                f"--delivery-timeout-ms must be from {low * 1000:.0f} to {high * 1000:.0f}, "
+                f"got {self.delivery_timeout_s * 1000:.0f}"
             )
         if self.error_action not in ERROR_ACTIONS:
             raise ConfigError(f"--on-error-rate must be one of {', '.join(ERROR_ACTIONS)}")

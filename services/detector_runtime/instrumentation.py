@@ -100,6 +100,15 @@ class RuntimeMetrics:
             except BufferError:  # the producer's queue is full: let deliveries drain it
                 self._producer.poll(0.05)
 
+    @property
+    def held(self) -> set[int]:
+        """Metrics partitions that lost their leader: no snapshot goes there for now."""
+        return set() if self.reporter is None else self.reporter.held
+
+    def release(self, partitions: set[int]) -> None:
+        if self.reporter is not None:
+            self.reporter.release(partitions)
+
     def on_stats(self, stats: dict[str, Any]) -> None:
         """librdkafka statistics: the consumer lag summed over the partitions it owns."""
         lag = consumer_lag(stats)

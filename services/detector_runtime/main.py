@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient
 
 from services.detector_runtime.config import (
     DEFAULT_COMMIT_INTERVAL_S,
+    DEFAULT_DELIVERY_TIMEOUT_S,
     RuntimeConfig,
     default_topics,
     new_instance_id,
@@ -79,6 +80,14 @@ def parser() -> argparse.ArgumentParser:
         default=round(DEFAULT_COMMIT_INTERVAL_S * 1000),
         help="commit processed offsets this often, and once --batch-size records wait "
         f"(default {DEFAULT_COMMIT_INTERVAL_S * 1000:.0f}; 0: every batch)",
+    )
+    p.add_argument(
+        "--delivery-timeout-ms",
+        type=int,
+        default=round(DEFAULT_DELIVERY_TIMEOUT_S * 1000),
+        help="how long an alert, dead letter or state update may wait for its partition's "
+        "leader before only its input partition is held back until there is one "
+        f"(default {DEFAULT_DELIVERY_TIMEOUT_S * 1000:.0f})",
     )
     p.add_argument("--max-batch-seconds", type=float, default=60.0)
     p.add_argument("--max-poll-interval-ms", type=int, default=300_000)
@@ -138,6 +147,7 @@ def build_config(args: argparse.Namespace) -> RuntimeConfig:
         batch_size=args.batch_size,
         batch_wait_s=manifest.batch_wait_ms / 1000,
         commit_interval_s=args.commit_interval_ms / 1000,
+        delivery_timeout_s=args.delivery_timeout_ms / 1000,
         max_batch_s=args.max_batch_seconds,
         max_poll_interval_ms=args.max_poll_interval_ms,
         retries=args.retries,

@@ -30,7 +30,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 
 from services.detector_runtime.changelog import (
@@ -41,7 +49,7 @@ from services.detector_runtime.changelog import (
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
-from services.detector_runtime.delivery import DeliveryTracker
+from services.detector_runtime.delivery import DeliveryTracker, OutputPartition
 from services.detector_runtime.error_policy import ErrorPolicy
 from services.detector_runtime.input_identity import InputIdentity, InputWatch
 from services.detector_runtime.instrumentation import (
@@ -49,6 +57,7 @@ from services.detector_runtime.instrumentation import (
     metrics_topic_exists,
     parse_stats,
 )
+from services.detector_runtime.parking import Parking
 from services.detector_runtime.record_tracing import RecordTracing
 from services.detector_runtime.start_position import (
     assign_from_time,
@@ -66,6 +75,7 @@ from shared.dead_letters import (
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.config import admin_config, consumer_config, producer_config
+from shared.kafka.leaders import leaderless
 from shared.kafka.static_membership import (
     ConsumerFenced,
     is_fatal,
@@ -82,6 +92,9 @@ if TYPE_CHECKING:
     from shared.tracing.record_spans import OpenSpan
 
 log = logging.getLogger(__name__)
+
+#: What a commit waits beyond the producers' delivery timeout (a last request's answer).
+DELIVERY_MARGIN_S = 15.0
 
 
 class Runner:
@@ -114,6 +127,7 @@ class Runner:
             config.error_rate_threshold, config.error_window, config.error_action
         )
         self._tracker = DeliveryTracker()
+        self._parking = Parking()
         self._start_ms = config.manifest.start_ms
         client_settings = consumer_config(
             settings,
@@ -149,17 +163,33 @@ class Runner:
         # Alerts and dead letters go out at once; state changelogs and metric snapshots wait
         # for the commit that needs them acknowledged (a linger as long as the interval), so
         # they reach the broker in one request per partition per commit, not per batch.
-        self._producer = Producer(producer_config(settings, **{"client.id": config.instance_id}))
+        # A message that cannot reach its partition (no leader) fails after
+        # ``delivery_timeout_s`` instead of librdkafka's 300 s, and then holds back only the input
+        # partition it came from (:mod:`parking`).
+        linger_ms = max(5, round(config.commit_interval_s * 1000))
+        timeout_ms = round(config.delivery_timeout_s * 1000)
+        self._producer = Producer(
+            producer_config(
+                settings,
+                **{"client.id": config.instance_id, "message.timeout.ms": timeout_ms},
+            )
+        )
         self._state_producer = Producer(
             producer_config(
                 settings,
                 **{
                     "client.id": f"{config.instance_id}-state",
-                    "linger.ms": max(5, round(config.commit_interval_s * 1000)),
+                    "linger.ms": linger_ms,
+                    "message.timeout.ms": linger_ms + timeout_ms,
                     # Only failures call back; the commit's flush accounts for the rest.
                     "delivery.report.only.error": True,
                 },
             )
+        )
+        #: How long a commit waits for its output: past every message's delivery timeout, so
+        #: the wait ends with each message acknowledged or failed (never just unanswered).
+        self._flush_wait_s = max(
+            config.flush_timeout_s, (linger_ms + timeout_ms) / 1000 + DELIVERY_MARGIN_S
         )
         self._producers = (self._producer, self._state_producer)
         self._next_commit = time.monotonic() + config.commit_interval_s
@@ -227,6 +257,8 @@ class Runner:
             while not self._stop and (max_batches is None or batches < max_batches):
                 try:
                     messages = self._next_batch()
+                    if self._parking.to_pause:
+                        self._pause_parked()
                     self._committer.retry_owned()
                     if messages:
                         self.process_batch(messages)
@@ -240,6 +272,8 @@ class Runner:
                         raise
                     self._join_again(topics, error)
                 self._maybe_log()
+                if self._parking.due(also_waiting=bool(self.metrics.held)):
+                    self._take_back_parked()
                 if self._inputs.due():
                     self._inputs.check()
                 if status is not None and status.due():
@@ -353,6 +387,7 @@ class Runner:
             revocations=membership.revocations,
             rebalances=membership.rebalances,
             uncommitted_batches=self._committer.abandoned,
+            waiting=self._parking.describe(self._topic_types),
         )
 
     def _assigned_names(self) -> tuple[str, ...]:
@@ -383,6 +418,7 @@ class Runner:
         next_offsets: dict[tuple[str, int], int] = {}
         touched: set[Task] = set()
         handed_back: dict[tuple[str, int], int] = {}
+        parked = self._parking.waiting  # usually empty: one falsy test a record
         succeeded = processed = 0
         for index, message in enumerate(messages):
             err = message.error()
@@ -392,6 +428,8 @@ class Runner:
                 log.warning("consumer error: %s", err)
                 continue
             topic, partition, offset = message.topic(), message.partition(), message.offset()
+            if parked and partition in parked:
+                continue  # fetched before its pause; read again when it is taken back
             tp = (topic, partition)
             if handed_back:
                 if tp in handed_back:
@@ -477,8 +515,11 @@ class Runner:
         if not self._committer.has_staged:
             return
         self.metrics.before_commit()
-        self._tracker.wait(self._producers, self.config.flush_timeout_s)
-        self._commit(self._committer.take_staged())
+        unreached = self._tracker.wait(self._producers, self._flush_wait_s)
+        staged = self._committer.take_staged()
+        if unreached:
+            staged = self._park(unreached, staged)
+        self._commit(staged)
 
     def _task(self, partition: int) -> Task:
         task = self._tasks.get(partition)
@@ -498,7 +539,7 @@ class Runner:
         topic, key = self.config.topics.alerts, alert["customer_id"].encode()
         headers, publish = self.tracing.alert_headers(message, span, topic, key)
         headers.extend(lineage_headers(message.headers()))  # the raw record it stems from
-        self._send(topic, value, key, headers)
+        self._send(topic, value, key, headers, message.partition())
         if publish is not None:
             self.tracing.end(publish)
         self.counters.alerts += 1
@@ -515,7 +556,9 @@ class Runner:
             attempts=attempts,
             carried=trace_headers(message.headers()),
         )
-        self._send(self.config.topics.dlq, message.value(), message.key(), headers)
+        self._send(
+            self.config.topics.dlq, message.value(), message.key(), headers, message.partition()
+        )
         self.counters.dead_letter(stage)
         log.warning(
             "dead-lettered %s[%d]@%d at %s: %s: %s",
@@ -527,12 +570,12 @@ class Runner:
             str(exc)[:200],
         )
 
-    def _send(self, topic: str, value: Any, key: Any, headers: Any) -> None:
+    def _send(self, topic: str, value: Any, key: Any, headers: Any, source: int) -> None:
+        """Produce an alert or dead letter for a record of input partition ``source``."""
+        delivered = self._tracker.for_input(source)
         while True:
             try:
-                self._producer.produce(
-                    topic, value, key, headers=headers, on_delivery=self._tracker
-                )
+                self._producer.produce(topic, value, key, headers=headers, on_delivery=delivered)
                 break
             except BufferError:
                 self._producer.poll(0.05)
@@ -555,7 +598,8 @@ class Runner:
         if self._start_ms is not None:
             assign_from_time(consumer, partitions, self._start_ms, self._cooperative)
         if self._detector.stateful:
-            self._restore(sorted({p.partition for p in partitions} - set(self._tasks)))
+            numbers = sorted({p.partition for p in partitions} - set(self._tasks))
+            self._restore(self._restorable(numbers))
         self.membership.on_assign(partitions)
         if self._status is not None and partitions:
             # Written right after this consume() returns, once the assignment has taken effect.
@@ -576,8 +620,10 @@ class Runner:
         """Drop the tasks (state) of partitions that are no longer ours."""
         self.membership.on_revoke(partitions)
         remaining = {p.partition for p in consumer.assignment()} - {p.partition for p in partitions}
-        for number in {p.partition for p in partitions} - remaining:
+        gone = {p.partition for p in partitions} - remaining
+        for number in gone:
             self._tasks.pop(number, None)
+        self._parking.forget(gone)
 
     def _restore(self, numbers: list[int]) -> None:
         """Rebuild the state of newly assigned partitions ``numbers`` from the changelog, all
@@ -594,6 +640,110 @@ class Runner:
         self.restores.extend(stats.values())
         self.counters.restored += sum(s.applied for s in stats.values())
         self._tasks.update(tasks)
+
+    # partitions waiting for an output leader (parking.py) ------------------------------------
+    def _park(
+        self, unreached: dict[int, set[OutputPartition]], staged: dict[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int]:
+        """Hold back the input partitions whose output could not be delivered; returns the
+        staged offsets that may still be committed (the others')."""
+        for number in self._parking.park(unreached):
+            self._tasks.pop(number, None)  # taken back as after a restart: restored, replayed
+            log.warning(
+                "partition %d waits: output to %s could not be delivered (no leader); its "
+                "records since the last commit are processed again once it has one",
+                number,
+                ", ".join(f"{t}[{p}]" for t, p in sorted(unreached[number])),
+            )
+        self._pause_parked()
+        if self._status is not None:
+            self._status.expedite()
+        return {tp: offset for tp, offset in staged.items() if tp[1] not in unreached}
+
+    def _own(self, numbers: set[int]) -> list[Any]:
+        """The assigned input partitions with these numbers."""
+        try:
+            return [tp for tp in self._consumer.assignment() if tp.partition in numbers]
+        except (KafkaException, RuntimeError):
+            return []
+
+    def _pause_parked(self) -> None:
+        """Pause the parked partitions not paused yet: at once when parked, and after the next
+        ``consume()`` those parked in a rebalance callback before their assignment took effect
+        (their records fetched meanwhile are skipped)."""
+        owned = self._own(self._parking.to_pause)
+        if owned:
+            self._consumer.pause(owned)
+        self._parking.to_pause -= {tp.partition for tp in owned}
+
+    def _restorable(self, numbers: list[int]) -> list[int]:
+        """Of newly assigned stateful partitions, those whose changelog partition has a leader
+        (its restore reads it); the others are parked until it has one."""
+        changelog = self.config.topics.changelog
+        lost = leaderless(self._producer, [(changelog, n) for n in numbers])
+        if lost:
+            self._parking.park({partition: {(topic, partition)} for topic, partition in lost})
+            log.warning(
+                "changelog partition(s) %s have no leader: those partitions wait to be restored",
+                ", ".join(f"{t}[{p}]" for t, p in sorted(lost)),
+            )
+        return [n for n in numbers if (changelog, n) not in lost]
+
+    def _take_back_parked(self) -> None:
+        """Take back the parked partitions whose outputs have a leader again: restore their
+        state, rewind them to their committed offsets, resume them."""
+        metrics, changelog = self.config.topics.metrics, self.config.topics.changelog
+        held = {(metrics, p) for p in self.metrics.held}
+        # A stateful partition is restored from its changelog partition: that needs a leader too.
+        restored_from = {(changelog, n) for n in self._parking.waiting if self._detector.stateful}
+        lost = leaderless(self._producer, self._parking.awaited() | held | restored_from)
+        self.metrics.release({p for _, p in held - lost})
+        ready = [n for n in self._parking.ready(lost) if (changelog, n) not in lost]
+        owned = self._own(set(ready))
+        try:
+            if owned and self._detector.stateful:
+                self._restore(sorted({tp.partition for tp in owned}))
+            points = self._rewind_points(owned) if owned else []
+        except KafkaException as exc:  # the cluster moved again meanwhile: the next look retries
+            log.warning("could not take back %s yet: %s", _names(owned), exc)
+            for tp in owned:
+                self._tasks.pop(tp.partition, None)
+            return
+        self._parking.forget(ready)
+        if not owned:
+            return
+        for tp in points:
+            self._consumer.seek(tp)
+        self._consumer.resume(owned)
+        log.info("taken back: %s (its outputs have leaders again)", _names(owned))
+        if self._status is not None:
+            self._status.expedite()
+
+    def _rewind_points(self, owned: list[Any]) -> list[Any]:
+        """Where each partition starts again: after its last acknowledged records (an offset
+        kept for a later commit, else the group's committed offset), or where a partition with
+        nothing committed starts."""
+        kept = self._committer.pending
+        committed = self._consumer.committed(
+            [TopicPartition(tp.topic, tp.partition) for tp in owned], timeout=10
+        )
+        points = []
+        for tp in committed:
+            offset = kept.get((tp.topic, tp.partition), tp.offset)
+            if offset < 0:
+                offset = self._never_committed_start(tp)
+            points.append(TopicPartition(tp.topic, tp.partition, offset))
+        return points
+
+    def _never_committed_start(self, tp: Any) -> int:
+        if self._start_ms is not None:
+            (found,) = self._consumer.offsets_for_times(
+                [TopicPartition(tp.topic, tp.partition, self._start_ms)], timeout=10
+            )
+            if found.offset >= 0:
+                return int(found.offset)
+        reset = auto_offset_reset(self.config.manifest)
+        return OFFSET_END if reset == "latest" else OFFSET_BEGINNING
 
     # gauges (read by the metrics reporter's thread) ------------------------------------------
     def _state_size(self) -> int:

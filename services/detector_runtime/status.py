@@ -11,8 +11,9 @@ Fields: instance_id, detector, version, group, pid, state (starting | running | 
 failed), started and updated (epoch seconds), records, alerts, dead_letters, failed_records,
 error_rate, records_per_s (over about the last 10 s), assigned ("topic[p]"), assignments,
 revocations, rebalances (librdkafka's count), uncommitted_batches (partitions handed over
-with a processed but uncommitted batch: each is at most one batch processed twice), last_error
-(null unless failed).
+with a processed but uncommitted batch: each is at most one batch processed twice), waiting
+(input partitions held back until an output partition has a leader again, each with what it
+waits for), last_error (null unless failed).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Progress:
     revocations: int = 0
     rebalances: int = 0
     uncommitted_batches: int = 0
+    #: Input partitions parked until an output partition has a leader again (parking.py).
+    waiting: tuple[str, ...] = ()
 
 
 @dataclass
@@ -185,6 +188,7 @@ class StatusFile:
             "revocations": p.revocations,
             "rebalances": p.rebalances,
             "uncommitted_batches": p.uncommitted_batches,
+            "waiting": list(p.waiting),
             "last_error": self.last_error,
         }
 

@@ -22,6 +22,8 @@ class TopicView:
     records: int
     #: Records ever written (the partitions' end offsets summed): grows even when old ones expire.
     written: int = 0
+    #: Partitions without a leader, left out of the counts (only when asked to skip them).
+    offline: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,14 +48,30 @@ def topic_views(
     names: list[str] | None = None,
     timeout: float = 10.0,
     login: Mapping[str, Any] | None = None,
+    skip_offline: bool = False,
 ) -> list[TopicView]:
     """Every (or the named) non-internal topic with its record count (high minus low watermark).
-    ``login``: the client settings that log in to a secure cluster (``client_security``)."""
+    ``login``: the client settings that log in to a secure cluster (``client_security``).
+
+    ``skip_offline``: a partition without a leader cannot say its offsets; asking it would wait
+    out ``timeout`` and then fail the whole answer. What reports on a damaged cluster (`mesh
+    status`) counts the others and names those in :attr:`TopicView.offline`."""
+    consumer = inspecting_consumer(bootstrap, "mesh-inspect", login)
+    try:
+        metadata = cluster_metadata(consumer, bootstrap, timeout)
+        offline = {
+            name: tuple(sorted(n for n, p in topic.partitions.items() if p.leader < 0))
+            for name, topic in metadata.topics.items()
+        } if skip_offline else {}  # fmt: skip
+        found = read_watermarks(consumer, bootstrap, names, timeout, offline)
+    finally:
+        consumer.close()
     views = []
-    for name, partitions in partition_watermarks(bootstrap, names, timeout, login).items():
+    for name, partitions in found.items():
         total = sum(high - low for low, high in partitions.values())
         written = sum(high for _, high in partitions.values())
-        views.append(TopicView(name, len(partitions), total, written))
+        gone = offline.get(name, ())
+        views.append(TopicView(name, len(partitions) + len(gone), total, written, gone))
     return views
 
 
@@ -82,9 +100,15 @@ def inspecting_consumer(bootstrap: str, group: str, login: Mapping[str, Any] | N
 
 
 def read_watermarks(
-    consumer: Any, bootstrap: str, names: list[str] | None, timeout: float
+    consumer: Any,
+    bootstrap: str,
+    names: list[str] | None,
+    timeout: float,
+    skip: Mapping[str, Collection[int]] | None = None,
 ) -> dict[str, dict[int, tuple[int, int]]]:
-    """:func:`partition_watermarks`, asked through ``consumer``."""
+    """:func:`partition_watermarks`, asked through ``consumer``; ``skip``: partitions (by
+    topic) not to ask."""
+    skip = skip or {}
 
     metadata = cluster_metadata(consumer, bootstrap, timeout)
     found: dict[str, dict[int, tuple[int, int]]] = {}
@@ -95,6 +119,7 @@ def read_watermarks(
         found[name] = {
             partition: watermarks(consumer, TopicPartition(name, partition), timeout)
             for partition in sorted(topic.partitions)
+            if partition not in skip.get(name, ())
         }
     return found
 

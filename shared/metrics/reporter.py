@@ -14,6 +14,12 @@ Two rules keep the topic right:
   polling from the reporter's thread would run the caller's delivery callbacks on the wrong
   thread, concurrently with the caller's own ``flush``; the caller polls and flushes it anyway.
   A reporter given ``producer=None`` is disabled (no metrics topic): every call does nothing.
+
+A snapshot that failed for want of a leader (a metrics topic with one replica on a cluster that
+lost a broker) *holds* its partition: snapshots of keys that go there are not produced until
+:meth:`release` says the partition has a leader again. Otherwise every later snapshot of those
+keys would wait out the producer's delivery timeout, and the detector runtime's commits, which
+flush the producer the snapshots share, with it.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from collections.abc import Callable, Collection
 from types import TracebackType
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 
 from shared.kafka.config import producer_config
+from shared.kafka.leaders import waited_for_a_leader
+from shared.kafka.partitioner import partition_for
 from shared.metrics.registry import MetricRegistry
 from shared.metrics.snapshot import Snapshot
 from shared.topic_names import TopicNames
@@ -75,6 +83,10 @@ class MetricsReporter:
         self._sent_counts: dict[str, Any] = {}
         #: Snapshots the broker did not acknowledge (reported by delivery callbacks).
         self.delivery_failures = 0
+        #: Partitions of the topic that lost their leader: nothing is produced to them until
+        #: :meth:`release` (see the module docstring).
+        self.held: set[int] = set()
+        self._partitions: int | None = None
 
     @classmethod
     def for_settings(
@@ -121,6 +133,8 @@ class MetricsReporter:
             items = self.registry.snapshot_items(types=types)
             if changed_only:
                 items = [(k, r) for k, r in items if self._sent_counts.get(k) != r.get("count")]
+            if self.held:
+                items = [(k, r) for k, r in items if self._partition(k) not in self.held]
             for key, record in items:
                 value = encode(record)
                 try:
@@ -193,8 +207,27 @@ class MetricsReporter:
             except Exception:  # reporting must outlive a bad round (full queue, broken gauge)
                 log.exception("could not produce metric snapshots to %s", self.topic)
 
+    def release(self, partitions: Collection[int]) -> None:
+        """Partitions that have a leader again: their keys' snapshots go out with the next
+        round (their counts were not marked sent)."""
+        self.held.difference_update(partitions)
+
+    def _partition(self, key: str | bytes) -> int:
+        """The partition of the topic a key goes to (the producers' murmur2)."""
+        if self._partitions is None:
+            assert self._producer is not None
+            try:
+                metadata = self._producer.list_topics(self.topic, timeout=10).topics[self.topic]
+            except (KafkaException, KeyError):
+                return -1  # not known yet: produced, and held again if it fails
+            self._partitions = len(metadata.partitions)
+        raw = key.encode() if isinstance(key, str) else key
+        return partition_for(raw, self._partitions)
+
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
+            if waited_for_a_leader(err):
+                self.held.add(msg.partition())
             self.delivery_failures += 1
             self._sent_counts.clear()  # not on the topic after all: the next commit sends all
             log.warning("metric snapshot %r not delivered to %s: %s", msg.key(), self.topic, err)

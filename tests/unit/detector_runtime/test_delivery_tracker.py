@@ -1,17 +1,27 @@
-"""Delivery tracking: a batch's offsets are committed only when all its output is acknowledged."""
+"""Delivery tracking: a batch's offsets are committed only when all its output is acknowledged;
+output that could not reach its partition (no leader) holds back only its input partition."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError
 
 from services.detector_runtime.delivery import DeliveryFailed, DeliveryTracker
 
+TIMED_OUT = KafkaError(KafkaError._MSG_TIMED_OUT)
+
 
 class _Message:
+    def __init__(self, topic: str = "alerts", partition: int = 0) -> None:
+        self._topic, self._partition = topic, partition
+
     def topic(self) -> str:
-        return "alerts"
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
 
 
 class _Producer:
@@ -26,24 +36,40 @@ class _Producer:
 
 def test_counted_messages_must_all_be_acknowledged() -> None:
     tracker = DeliveryTracker()
+    first, second = tracker.for_input(0), tracker.for_input(1)
     tracker.sent()
     tracker.sent()
-    tracker(None, _Message())
+    first(None, _Message())
     with pytest.raises(DeliveryFailed, match="1 message"):
         tracker.wait([_Producer()], timeout_s=0.1)
-    tracker(None, _Message())
-    tracker.wait([_Producer()], timeout_s=0.1)
+    second(None, _Message())
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {}
 
 
 def test_an_only_error_producer_is_judged_by_its_flush_and_its_failures() -> None:
     """Changelog updates are not counted one by one: the flush says whether any is left, and
     the only callbacks are failures."""
     tracker = DeliveryTracker()
-    tracker.wait([_Producer()], timeout_s=0.1)
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {}
     with pytest.raises(DeliveryFailed, match="3 message"):
         tracker.wait([_Producer(unacknowledged=3)], timeout_s=0.1)
-    error: Any = "Local: Message timed out"
-    tracker.on_error(error, _Message())
+    refused: Any = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)
+    tracker.on_error(refused, _Message("velocity.changelog", 2))
     assert tracker.pending == 0
-    with pytest.raises(DeliveryFailed, match="refused a message: alerts: Local: Message timed"):
+    with pytest.raises(DeliveryFailed, match=r"refused a message: velocity\.changelog"):
         tracker.wait([_Producer()], timeout_s=0.1)
+
+
+def test_output_without_a_leader_names_the_input_partition_it_came_from() -> None:
+    """An alert of input partition 3 that timed out in alerts[5], and a changelog update of task
+    6 that timed out: inputs 3 and 6 wait, each for its own output; nothing raises, and the
+    next wait starts clean."""
+    tracker = DeliveryTracker()
+    tracker.sent()
+    tracker.for_input(3)(TIMED_OUT, _Message("alerts", 5))
+    tracker.on_error(TIMED_OUT, _Message("velocity.changelog", 6))
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {
+        3: {("alerts", 5)},
+        6: {("velocity.changelog", 6)},
+    }
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {}

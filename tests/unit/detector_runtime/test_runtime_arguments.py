@@ -49,3 +49,14 @@ def test_the_commit_interval_is_given_in_milliseconds_and_bounded():
         with pytest.raises(ConfigError) as raised:
             config("--commit-interval-ms", wrong)
         assert str(raised.value).startswith("--commit-interval-ms must be from 0 to 60000")
+
+
+def test_the_delivery_timeout_is_given_in_milliseconds_and_bounded():
+    assert config().delivery_timeout_s == 30.0
+    assert config("--delivery-timeout-ms", "5000").delivery_timeout_s == 5.0
+    for wrong in ("999", "300001"):
+        with pytest.raises(ConfigError) as raised:
+            config("--delivery-timeout-ms", wrong)
+        assert str(raised.value) == (
+            f"--delivery-timeout-ms must be from 1000 to 300000, got {wrong}"
+        )

@@ -38,6 +38,7 @@ FIELDS = {
     "revocations": int,
     "rebalances": int,
     "uncommitted_batches": int,
+    "waiting": list,
     "last_error": type(None),
 }
 

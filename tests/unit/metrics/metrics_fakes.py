@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -40,6 +41,8 @@ class FakeProducer:
     undelivered: int = 0
     #: produce() raises BufferError while this is > 0 (and counts it down).
     full_for: int = 0
+    #: How many partitions list_topics() says every topic has.
+    partitions: int = 4
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def produce(
@@ -62,3 +65,9 @@ class FakeProducer:
     def flush(self, timeout: float = -1) -> int:
         self.flushes.append(timeout)
         return self.undelivered
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        """Metadata of one topic with :attr:`partitions` partitions (only their count is read)."""
+
+        partitions = SimpleNamespace(partitions=dict.fromkeys(range(self.partitions)))
+        return SimpleNamespace(topics={topic: partitions})

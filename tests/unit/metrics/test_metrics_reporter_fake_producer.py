@@ -8,10 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError
 from metrics_fakes import FakeProducer
 from polling import wait_for
 
 from shared.avro import AvroDeserializer
+from shared.kafka.partitioner import partition_for
 from shared.metrics import MetricRegistry, MetricsReporter
 from shared.metrics import reporter as reporter_module
 from shared.settings import Settings
@@ -165,6 +167,59 @@ def test_delivery_failures_are_counted(registry: MetricRegistry) -> None:
     callback(None, Message())
     callback("broker down", Message())
     assert reporter.delivery_failures == 1
+
+
+def test_a_partition_without_leader_is_held_until_released(registry: MetricRegistry) -> None:
+    """A snapshot that waited out its delivery timeout (no leader) holds its partition: keys that
+    go there are not produced again (each would wait out the timeout, and the runtime's commit
+    with it) until the partition is released; the others go on."""
+    for name in ("a", "b", "c", "d", "e", "f"):
+        registry.counter(name).inc()
+    producer = FakeProducer(partitions=4)
+    reporter = MetricsReporter(registry, producer, "metrics")
+    reporter.produce()
+    assert len(producer.messages) == 6
+    first = producer.messages[0]
+    lost = partition_for(first.key.encode(), 4)
+
+    class Message:
+        def key(self) -> str:
+            return first.key
+
+        def partition(self) -> int:
+            return lost
+
+    assert first.on_delivery is not None
+    first.on_delivery(KafkaError(KafkaError._MSG_TIMED_OUT), Message())
+    assert reporter.held == {lost}
+    producer.messages.clear()
+    reporter.produce()
+    sent = {m.key for m in producer.messages}
+    assert first.key not in sent
+    assert sent and all(partition_for(k.encode(), 4) != lost for k in sent)
+    reporter.release({lost})
+    producer.messages.clear()
+    reporter.produce()
+    assert first.key in {m.key for m in producer.messages}
+
+
+def test_a_refused_snapshot_holds_nothing(registry: MetricRegistry) -> None:
+    registry.counter("a").inc()
+    producer = FakeProducer()
+    reporter = MetricsReporter(registry, producer, "metrics")
+    reporter.produce()
+
+    class Message:
+        def key(self) -> str:
+            return "k"
+
+        def partition(self) -> int:
+            return 0
+
+    callback = producer.messages[0].on_delivery
+    assert callback is not None
+    callback(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE), Message())
+    assert reporter.held == set() and reporter.delivery_failures == 1
 
 
 def test_for_settings_builds_its_own_producer_and_topic(

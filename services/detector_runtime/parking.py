@@ -1,0 +1,94 @@
+"""Input partitions that wait for an output partition's leader (issue 48: degrade, never stop).
+
+On a cluster, a topic declared with one replica loses the partitions a dead broker led. A message
+to one of them waits in the producer until its delivery timeout, then fails. Before, one such
+failure stopped the whole instance (DeliveryFailed, exit, restart, the same failure again: a
+loop), and the records of every partition waited with it. Now only the input partition whose
+output could not be delivered waits, *parked*:
+
+* its records since the last commit are not committed, its task (state) is dropped and its
+  consumption paused; records of it already fetched are skipped;
+* every ``check_every_s`` the runner asks the cluster whether the output partitions it waits for
+  have a leader again (the task's changelog partition included, which its restore reads);
+* then it takes the partition back the way a restart would: state restored from the changelog,
+  records from the committed offset. Nothing is lost and nothing counts twice in state; alerts of
+  the replayed records are produced again with the same alert ids (deduplicated downstream), as
+  after a crash.
+
+Records topics and the alerts topic are co-partitioned (murmur2 on customer_id, the same count),
+and a task's changelog partition is its input partition number: one lost output partition holds
+back one input partition number, not the instance. This class only keeps the books; the runner
+pauses, restores and seeks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from services.detector_runtime.delivery import OutputPartition
+
+#: How often a parked partition's outputs are looked up (one metadata request per look).
+CHECK_EVERY_S = 2.0
+
+
+class Parking:
+    """Parked input partition numbers and the output partitions each waits for."""
+
+    def __init__(
+        self, check_every_s: float = CHECK_EVERY_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        #: input partition number -> the output partitions (topic, partition) it waits for
+        self.waiting: dict[int, set[OutputPartition]] = {}
+        #: parked numbers whose assigned input partitions the runner has not paused yet (parked
+        #: inside a rebalance callback, before the assignment took effect)
+        self.to_pause: set[int] = set()
+        self.check_every_s = check_every_s
+        self._clock = clock
+        self._next_check = 0.0
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting)
+
+    def park(self, unreached: dict[int, set[OutputPartition]]) -> list[int]:
+        """Park input partition numbers until ``unreached``'s outputs have leaders; returns the
+        numbers not parked before."""
+        new = sorted(set(unreached) - set(self.waiting))
+        for number, outputs in unreached.items():
+            self.waiting.setdefault(number, set()).update(outputs)
+        self.to_pause.update(new)
+        self._next_check = self._clock() + self.check_every_s
+        return new
+
+    def forget(self, numbers: Iterable[int]) -> None:
+        """Partitions no longer this instance's: their next owner starts from the commit."""
+        for number in numbers:
+            self.waiting.pop(number, None)
+            self.to_pause.discard(number)
+
+    def due(self, also_waiting: bool = False) -> bool:
+        """Whether it is time to look at the awaited partitions' leaders again (``also_waiting``:
+        something else waits for a leader, the metrics reporter's held partitions)."""
+        now = self._clock()
+        if not (self.waiting or also_waiting) or now < self._next_check:
+            return False
+        self._next_check = now + self.check_every_s
+        return True
+
+    def awaited(self) -> set[OutputPartition]:
+        return {output for outputs in self.waiting.values() for output in outputs}
+
+    def ready(self, leaderless: set[OutputPartition]) -> list[int]:
+        """The parked numbers none of whose outputs is in ``leaderless`` (the runner forgets them
+        once it has taken them back)."""
+        return sorted(n for n, outputs in self.waiting.items() if not outputs & leaderless)
+
+    def describe(self, inputs: Iterable[str]) -> tuple[str, ...]:
+        """One phrase per parked number, for the status file: ``records.transactions[3] waits
+        for alerts[3]``."""
+        names = sorted(inputs)
+        return tuple(
+            f"{'+'.join(f'{topic}[{number}]' for topic in names)} waits for "
+            + ", ".join(f"{topic}[{partition}]" for topic, partition in sorted(outputs))
+            for number, outputs in sorted(self.waiting.items())
+        )

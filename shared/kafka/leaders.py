@@ -1,0 +1,61 @@
+"""Which partitions have no leader now, as the cluster's metadata says.
+
+A partition without a leader takes no record and serves none: on a cluster that lost a broker,
+every partition of a one-replica topic that broker held. Services that wait for such a partition
+(:mod:`services.detector_runtime.parking`) ask this every few seconds, one metadata request; a
+failed delivery says whether it failed for want of a leader (:func:`waited_for_a_leader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+
+TopicPartitionKey = tuple[str, int]
+
+#: Delivery errors that mean "the partition could not be reached in time", not "the broker said
+#: no": the message timed out in the producer (librdkafka retries a leaderless partition until
+#: then), or the leader moved or lacked replicas on the last try.
+_WAITED_FOR_A_LEADER = frozenset(
+    {
+        KafkaError._MSG_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        KafkaError._TRANSPORT,
+    }
+)
+
+
+def waited_for_a_leader(err: Any) -> bool:
+    """Whether a delivery error says the message's partition was out of reach (no leader until
+    the producer's delivery timeout), rather than that the broker refused the message."""
+    code = getattr(err, "code", None)
+    return callable(code) and code() in _WAITED_FOR_A_LEADER
+
+
+def leaderless(
+    client: Any, partitions: Iterable[TopicPartitionKey], timeout_s: float = 5.0
+) -> set[TopicPartitionKey]:
+    """The ones of ``partitions`` (topic, partition) that have no leader: leader -1, or absent
+    from the metadata. ``client`` is any confluent-kafka client (``list_topics``). No answer at
+    all (the cluster unreachable) counts every one of them as leaderless."""
+    wanted = set(partitions)
+    if not wanted:
+        return set()
+    try:
+        topics = client.list_topics(timeout=timeout_s).topics
+    except KafkaException:
+        return wanted
+    missing: set[TopicPartitionKey] = set()
+    for topic, number in wanted:
+        meta = topics.get(topic)
+        partition = None if meta is None else meta.partitions.get(number)
+        if partition is None or partition.leader < 0:
+            missing.add((topic, number))
+    return missing
