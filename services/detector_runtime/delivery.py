@@ -14,6 +14,11 @@ Two kinds of failure, two answers (issue 48, "degrade, never stop"):
   its task's input partition number. :meth:`DeliveryTracker.wait` returns those input partitions
   with the output partitions they wait for; the runner parks them (:mod:`parking`) and commits the
   others.
+* Waiting out the delivery timeout would hold every partition for it, once: so a commit whose
+  output is still unacknowledged after SLOW_AFTER_S asks whether an output partition has no
+  leader, and if one has none, fails what is still queued (``Producer.purge``: those messages
+  were never sent). Their input partitions are parked like the others; those whose output
+  partitions do have leaders are taken back at the next look (2 s), replayed from their commit.
 * Anything else (the broker refused the message: too large, not authorised, a fatal producer
   error) is fatal, as before: the process exits without committing, and the records are processed
   again after the restart.
@@ -26,6 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shared.kafka.leaders import waited_for_a_leader
+
+#: How long a commit waits for its output before it asks whether an output partition lost its
+#: leader (a healthy cluster acknowledges in milliseconds; a leader election takes ~5-10 s).
+SLOW_AFTER_S = 5.0
 
 #: output partitions as (topic, partition)
 OutputPartition = tuple[str, int]
@@ -73,12 +82,28 @@ class DeliveryTracker:
         elif self.first_error is None:
             self.first_error = f"{msg.topic()}: {err}"
 
-    def wait(self, producers: Sequence[Any], timeout_s: float) -> dict[int, set[OutputPartition]]:
+    def wait(
+        self,
+        producers: Sequence[Any],
+        timeout_s: float,
+        when_slow: Callable[[], None] | None = None,
+        slow_after_s: float = SLOW_AFTER_S,
+    ) -> dict[int, set[OutputPartition]]:
         """Block until every message sent so far (through any of ``producers``) is acknowledged
         or has failed; returns the input partitions whose output could not reach its partition
-        (and forgets them), or raises DeliveryFailed for a refused or unsettled message."""
-        deadline = time.monotonic() + timeout_s
-        remaining = sum(p.flush(max(0.0, deadline - time.monotonic())) for p in producers)
+        (and forgets them), or raises DeliveryFailed for a refused or unsettled message.
+
+        ``when_slow`` is called once if messages are still unacknowledged after
+        ``slow_after_s``: the runner looks for an output partition without a leader there and,
+        if one has none, fails what is still queued at once (``Producer.purge``) instead of
+        letting every partition wait out the delivery timeout (see the module docstring)."""
+        started = time.monotonic()
+        deadline = started + timeout_s
+        remaining = _flush(producers, min(deadline, started + slow_after_s))
+        if remaining:
+            if when_slow is not None:
+                when_slow()
+            remaining = _flush(producers, deadline)
         if self.first_error is not None:
             raise DeliveryFailed(f"the broker refused a message: {self.first_error}")
         if remaining or self.pending:
@@ -87,3 +112,8 @@ class DeliveryTracker:
             )
         unreached, self.unreached = self.unreached, {}
         return unreached
+
+
+def _flush(producers: Sequence[Any], deadline: float) -> int:
+    """Flush every producer until ``deadline`` (monotonic); the messages still unsettled."""
+    return sum(p.flush(max(0.0, deadline - time.monotonic())) for p in producers)

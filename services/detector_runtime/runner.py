@@ -75,7 +75,7 @@ from shared.dead_letters import (
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.config import admin_config, consumer_config, producer_config
-from shared.kafka.leaders import leaderless
+from shared.kafka.leaders import leaderless, offline_partitions
 from shared.kafka.static_membership import (
     ConsumerFenced,
     is_fatal,
@@ -515,7 +515,9 @@ class Runner:
         if not self._committer.has_staged:
             return
         self.metrics.before_commit()
-        unreached = self._tracker.wait(self._producers, self._flush_wait_s)
+        unreached = self._tracker.wait(
+            self._producers, self._flush_wait_s, self._purge_if_leaderless
+        )
         staged = self._committer.take_staged()
         if unreached:
             staged = self._park(unreached, staged)
@@ -659,6 +661,23 @@ class Runner:
         if self._status is not None:
             self._status.expedite()
         return {tp: offset for tp, offset in staged.items() if tp[1] not in unreached}
+
+    def _purge_if_leaderless(self) -> None:
+        """A commit's output is slow to be acknowledged: if an output topic has a partition
+        without a leader, fail every message still queued now rather than let every partition
+        wait out the delivery timeout (delivery.py's docstring)."""
+        topics = self.config.topics
+        outputs = [topics.alerts, topics.dlq, topics.changelog, topics.metrics]
+        lost = offline_partitions(self._producer, outputs)
+        if not lost:
+            return
+        log.warning(
+            "output partition(s) without a leader: %s; failing what is queued, to hold back only "
+            "the input partitions that need them",
+            ", ".join(f"{t}[{p}]" for t, p in sorted(lost)),
+        )
+        for producer in self._producers:
+            producer.purge(in_queue=True, in_flight=False, blocking=True)
 
     def _own(self, numbers: set[int]) -> list[Any]:
         """The assigned input partitions with these numbers."""

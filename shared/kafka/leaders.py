@@ -28,6 +28,9 @@ _WAITED_FOR_A_LEADER = frozenset(
         KafkaError.NOT_ENOUGH_REPLICAS,
         KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
         KafkaError._TRANSPORT,
+        # Taken out of the queue by the owner (``Producer.purge``) because a partition it
+        # writes to has no leader: see the detector runtime's delivery wait.
+        KafkaError._PURGE_QUEUE,
     }
 )
 
@@ -37,6 +40,20 @@ def waited_for_a_leader(err: Any) -> bool:
     the producer's delivery timeout), rather than that the broker refused the message."""
     code = getattr(err, "code", None)
     return callable(code) and code() in _WAITED_FOR_A_LEADER
+
+
+def offline_partitions(
+    client: Any, topics: Iterable[str], timeout_s: float = 5.0
+) -> set[TopicPartitionKey]:
+    """Every partition of ``topics`` without a leader now (none if the cluster does not
+    answer: this asks whether waiting is in vain, and an unanswered question says nothing)."""
+    try:
+        found = client.list_topics(timeout=timeout_s).topics
+    except KafkaException:
+        return set()
+    return {(topic, number) for topic in topics if topic in found
+            for number, partition in found[topic].partitions.items()
+            if partition.leader < 0}  # fmt: skip
 
 
 def leaderless(

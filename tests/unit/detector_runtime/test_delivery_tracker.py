@@ -73,3 +73,25 @@ def test_output_without_a_leader_names_the_input_partition_it_came_from() -> Non
         6: {("velocity.changelog", 6)},
     }
     assert tracker.wait([_Producer()], timeout_s=0.1) == {}
+
+
+def test_a_slow_flush_asks_once_whether_to_stop_waiting() -> None:
+    """Output still unacknowledged after ``slow_after_s``: ``when_slow`` runs once (the runner
+    purges what is queued when a partition has no leader), then the wait goes on to its end;
+    purged messages name their input partitions like timed-out ones."""
+    tracker = DeliveryTracker()
+    alert = tracker.for_input(4)
+    tracker.sent()
+
+    producer = _Producer(unacknowledged=1)
+    asked: list[int] = []
+
+    def purge() -> None:
+        asked.append(1)
+        producer.unacknowledged = 0
+        alert(KafkaError(KafkaError._PURGE_QUEUE), _Message("alerts", 4))
+
+    assert tracker.wait([producer], 1.0, purge, slow_after_s=0.0) == {4: {("alerts", 4)}}
+    assert asked == [1]
+    assert tracker.wait([producer], 1.0, purge, slow_after_s=0.0) == {}
+    assert asked == [1], "nothing slow, nothing asked"
