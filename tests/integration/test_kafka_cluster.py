@@ -1,7 +1,9 @@
 """The local 3-node KRaft cluster as a user meets it: `mesh broker start --brokers 3`, the topics
 applied at 3/2, drift on a topic with fewer replicas, one node stopped and brought back, and the
-bad inputs. One cluster for the module (it starts in ~10 s); the mesh's services are not started
-here: the whole mesh on a cluster, under a broker loss, is chaos case 16 (test_chaos_short)."""
+bad inputs; and one detector whose alerts partition loses its leader (degrade, never stop). One
+cluster for the module (it starts in ~10 s); the mesh's services are not started here: the whole
+mesh on a cluster, under a broker loss, is chaos case 16 (test_chaos_short), and with the alerts
+at one replica case 20 (`make chaos`)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from mesh_cli import mesh
 
+from shared.avro import AvroDeserializer
+from shared.kafka.partitioner import partition_for
 from shared.settings import Settings
+from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
+from tools.loadgen import StreamConfig
+from tools.loadgen.avro_feed import valid_records
 
 pytestmark = pytest.mark.integration
 
@@ -154,3 +161,84 @@ def test_bad_sizes_get_one_line_each(cluster, tmp_path):
     assert "was made with 3 nodes" in other_size.stderr, other_size.stderr
     assert not (Path(fresh["MESH_HOME"]) / "kafka").exists()
     assert Settings.from_env({"MESH_BROKERS": "3"}).brokers == 3
+
+
+def _uncommitted(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """Per partition of ``topic``, records ``group`` has not committed."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        parts = [TopicPartition(topic, p) for p in range(partitions)]
+        return {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] - max(tp.offset, 0)
+                for tp in consumer.committed(parts, timeout=10)}  # fmt: skip
+    finally:
+        consumer.close()
+
+
+def test_a_detector_holds_back_only_the_partition_whose_alerts_lost_their_leader(cluster, tmp_path):
+    """Alerts at one replica, partition 1's on node 3, node 3 stopped: a real detector process
+    holds back input partition 1 only (status file, uncommitted), alerts of partitions 0, 2 and
+    3 arrive and are committed, the process never exits; node 3 back, partition 1 is taken back
+    and its alerts arrive too. With the default delivery timeout (30 s) the first commit finds
+    the partition without a leader after 5 s and purges what is queued (delivery.py), so this
+    also shows the purge leaves the idempotent producers working.
+    docs/reliability.md, "A partition without a leader"."""
+    bootstrap, prefix = _bootstrap(cluster), f"held{int(time.time())}."
+    records, alerts = f"{prefix}records.transactions", f"{prefix}alerts"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([
+        NewTopic(records, 4, 3), NewTopic(f"{prefix}detectors.dlq", 4, 3),
+        NewTopic(alerts, 4, replica_assignment=[[1], [3], [2], [1]]),
+    ])  # fmt: skip
+    for future in created.values():
+        future.result(30)
+    feed = list(valid_records(StreamConfig(
+        start_time_ms=1_700_000_000_000, count=3_000, customers=3_000, event_rate=50.0,
+        fraud_share=0.03, types=("transactions",))))  # fmt: skip
+    planted: dict[int, set[str]] = {p: set() for p in range(4)}
+    for item in feed:
+        if any(a.detector == "large_amount" for a in item.meta.alerts):
+            planted[partition_for(item.record["customer_id"].encode(), 4)].add(
+                item.record["record_id"]
+            )
+    assert all(len(ids) >= 3 for ids in planted.values()), planted
+    settings = Settings.from_env({"MESH_BOOTSTRAP_SERVERS": bootstrap})
+    produce_feed(settings, {"transactions": records}, feed)
+    stopped = mesh("broker", "stop", "--node", "3", env=cluster)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    group, status = f"{prefix}detector.large_amount", tmp_path / "status.json"
+    decode = AvroDeserializer("alert").decode
+
+    def alerted() -> set[str]:
+        found = read_topic(settings, alerts, expect=10_000, timeout_s=5, idle_s=1)
+        return {decode(m.value())["source_record_id"] for m in found}
+
+    try:
+        with DetectorProcess(settings, "detectors/large_amount",
+                             ["--topic-prefix", prefix, "--status-file", str(status)],
+                             tmp_path / "large_amount.log") as instance:  # fmt: skip
+            held = instance.wait_for_status(status, lambda s: bool(s["waiting"]), timeout_s=60)
+            assert held["waiting"] == [f"{records}[1] waits for {alerts}[1]"], held
+            others = planted[0] | planted[2] | planted[3]
+
+            def others_done() -> bool:
+                assert instance.process.poll() is None, instance.log_text()
+                lag = _uncommitted(bootstrap, group, records, 4)
+                return others <= alerted() and [p for p, n in lag.items() if n] == [1]
+
+            _eventually(others_done, timeout=60)
+            back = mesh("broker", "start", "--node", "3", env=cluster, timeout=120)
+            assert back.returncode == 0, back.stdout + back.stderr
+
+            def all_done() -> bool:
+                lag = _uncommitted(bootstrap, group, records, 4)
+                return not any(lag.values()) and planted[1] <= alerted()
+
+            _eventually(all_done, timeout=90)
+            assert instance.wait_for_status(status, lambda s: not s["waiting"])["state"] == (
+                "running"
+            )
+            assert instance.terminate() == 0
+    finally:
+        mesh("broker", "start", "--node", "3", env=cluster, timeout=120)
+    log = instance.log_text()
+    assert "partition 1 waits" in log and "taken back" in log, log[-3000:]
