@@ -1,19 +1,19 @@
 """A soak's figures and verdict: is memory flat, is lag flat, was anything lost.
 
-Memory is each process's private memory (its resident pages less those of mapped files: a
-database's mapped data files are the kernel's cache of its disk, and grow with the data). It is
-judged by the slope over the second half of the samples (Theil-Sen, which one odd sample does not
-move): a JVM's heap, the JIT's code and the caches fill over the first minutes and then stay (a 3-minute run called ingest
-"growing" at +15 GiB/h), which is not a leak; a leak goes on growing in the second half too. A
-process grows when that slope, held for the whole run, would add more than GROWTH_SHARE of its
-median, unless it is **filling**: slower in each third of the run than in the one before, and in
-the last at most FILLING_RATIO of the middle one. State bounded by what it keys on fills so (a
-detector's profiles, one per customer of the feed's population, or a trace store up to its
-cap): each new minute finds fewer new keys. A leak does not slow down at a steady rate of input,
-and one noisy sample cannot pass it (two slowdowns in a row are asked for). A filling process
-passes, named, so a longer run can show where it stops. A process that is or runs a JVM is
-judged by its live heap instead, in use right after a full collection (:mod:`chaos.jvm_heap`:
-what a JVM's leak fills; its private memory moves with the collector and the JIT).
+Memory is each process's private memory (its resident pages less those of mapped files: a database's
+mapped data files are the kernel's cache of its disk, and grow with the data). It is judged by the
+slope over the second half of the samples (Theil-Sen, which one odd sample does not move): a JVM's
+heap, the JIT's code and the caches fill over the first minutes and then stay (a 3-minute run called
+ingest "growing" at +15 GiB/h), which is not a leak; a leak goes on growing in the second half too.
+A process grows when that slope, held for the whole run, would add more than GROWTH_SHARE of its
+median, unless it is **filling**: slower in each third of the run than in the one before, and in the
+last at most FILLING_RATIO of the middle one. State bounded by what it keys on fills so (a
+detector's profiles, one per customer of the feed's population, or a trace store up to its cap):
+each new minute finds fewer new keys. A leak does not slow down at a steady rate of input, and one
+noisy sample cannot pass it (two slowdowns in a row are asked for). A filling process passes, named,
+so a longer run can show where it stops. A process that is or runs a JVM is judged by its live heap
+instead, in use right after a full collection (:mod:`chaos.jvm_heap`: what a JVM's leak fills; its
+private memory moves with the collector and the JIT).
 
 InfluxDB's series are flat when the second half of the run added at most SERIES_SLACK of them
 (a gauge that shows up late adds one): a tag without bound (an instance id per restart, a
