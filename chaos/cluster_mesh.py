@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import yaml
 from confluent_kafka import Producer
 
 from chaos.case_run import DRAIN_S
@@ -214,8 +215,6 @@ class ClusterMesh:
 def _declare_one_replica(settings: Settings, home: Path, topics: tuple[str, ...]) -> Path:
     """A copy of the mesh's topic declarations with ``topics`` at replication 1, beside
     ``home``."""
-    import yaml
-
     document = yaml.safe_load(settings.topics_file.read_text())
     for entry in document["topics"]:
         if entry["name"] in topics:
