@@ -63,6 +63,7 @@ from services.detector_runtime.start_position import (
     assign_from_time,
     auto_offset_reset,
     is_cooperative,
+    offsets_at_time,
 )
 from services.detector_runtime.status import RUNNING, Membership, Progress, StatusFile
 from shared.avro import AvroDeserializer, AvroSerializer, DecodeError, EncodeError
@@ -746,23 +747,16 @@ class Runner:
         committed = self._consumer.committed(
             [TopicPartition(tp.topic, tp.partition) for tp in owned], timeout=10
         )
-        points = []
-        for tp in committed:
-            offset = kept.get((tp.topic, tp.partition), tp.offset)
-            if offset < 0:
-                offset = self._never_committed_start(tp)
-            points.append(TopicPartition(tp.topic, tp.partition, offset))
-        return points
-
-    def _never_committed_start(self, tp: Any) -> int:
-        if self._start_ms is not None:
-            (found,) = self._consumer.offsets_for_times(
-                [TopicPartition(tp.topic, tp.partition, self._start_ms)], timeout=10
-            )
-            if found.offset >= 0:
-                return int(found.offset)
-        reset = auto_offset_reset(self.config.manifest)
-        return OFFSET_END if reset == "latest" else OFFSET_BEGINNING
+        points = {(tp.topic, tp.partition): kept.get((tp.topic, tp.partition), tp.offset)
+                  for tp in committed}  # fmt: skip
+        fresh = [TopicPartition(t, p) for (t, p), offset in points.items() if offset < 0]
+        if fresh and self._start_ms is not None:  # where the manifest's time starts them
+            points |= offsets_at_time(self._consumer, fresh, self._start_ms, 10)
+        elif fresh:  # where the reset policy starts them, as on their first assignment
+            reset = auto_offset_reset(self.config.manifest)
+            start = OFFSET_END if reset == "latest" else OFFSET_BEGINNING
+            points |= {(tp.topic, tp.partition): start for tp in fresh}
+        return [TopicPartition(t, p, offset) for (t, p), offset in points.items()]
 
     # gauges (read by the metrics reporter's thread) ------------------------------------------
     def _state_size(self) -> int:

@@ -43,6 +43,26 @@ def is_cooperative(consumer_settings: Mapping[str, Any]) -> bool:
     return bool(names) and all(name == "cooperative-sticky" for name in names)
 
 
+def offsets_at_time(
+    consumer: Any, partitions: list[Any], start_ms: int, timeout_s: float = 30.0
+) -> dict[tuple[str, int], int]:
+    """Where each of ``partitions`` starts at ``start_ms``: its first record at or after it, or
+    past its last record if none is; by (topic, partition)."""
+    if not partitions:
+        return {}
+    # The end first: a record produced after this lookup has an offset >= it, so "past the
+    # last record" never skips a record that arrives meanwhile.
+    ends = {(tp.topic, tp.partition): watermarks(consumer, tp, timeout_s)[1] for tp in partitions}
+    lookups = [TopicPartition(tp.topic, tp.partition, start_ms) for tp in partitions]
+    chosen: dict[tuple[str, int], int] = {}
+    for tp in consumer.offsets_for_times(lookups, timeout=timeout_s):
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+        key = (tp.topic, tp.partition)
+        chosen[key] = tp.offset if tp.offset >= 0 else ends[key]
+    return chosen
+
+
 def assign_from_time(
     consumer: Any,
     partitions: list[Any],
@@ -61,19 +81,8 @@ def assign_from_time(
                 raise KafkaException(tp.error)
             if tp.offset < 0:
                 fresh.append(tp)
-    chosen: dict[tuple[str, int], int] = {}
-    if fresh:
-        # The end first: a record produced after this lookup has an offset >= it, so "past the
-        # last record" never skips a record that arrives meanwhile.
-        ends = {}
-        for tp in fresh:
-            ends[(tp.topic, tp.partition)] = watermarks(consumer, tp, timeout_s)[1]
-        lookups = [TopicPartition(tp.topic, tp.partition, start_ms) for tp in fresh]
-        for tp in consumer.offsets_for_times(lookups, timeout=timeout_s):
-            if tp.error is not None:
-                raise KafkaException(tp.error)
-            key = (tp.topic, tp.partition)
-            chosen[key] = tp.offset if tp.offset >= 0 else ends[key]
+    chosen = offsets_at_time(consumer, fresh, start_ms, timeout_s)
+    if chosen:
         log.info(
             "never committed, starting at the manifest's time: %s",
             ", ".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(chosen.items())),

@@ -47,13 +47,11 @@ def offline_partitions(
 ) -> set[TopicPartitionKey]:
     """Every partition of ``topics`` without a leader now (none if the cluster does not
     answer: this asks whether waiting is in vain, and an unanswered question says nothing)."""
-    try:
-        found = client.list_topics(timeout=timeout_s).topics
-    except KafkaException:
+    found = _leaders(client, timeout_s)
+    if found is None:
         return set()
-    return {(topic, number) for topic in topics if topic in found
-            for number, partition in found[topic].partitions.items()
-            if partition.leader < 0}  # fmt: skip
+    return {(topic, n) for topic in topics for n, leader in found.get(topic, {}).items()
+            if leader < 0}  # fmt: skip
 
 
 def leaderless(
@@ -63,16 +61,18 @@ def leaderless(
     from the metadata. ``client`` is any confluent-kafka client (``list_topics``). No answer at
     all (the cluster unreachable) counts every one of them as leaderless."""
     wanted = set(partitions)
-    if not wanted:
-        return set()
+    found = _leaders(client, timeout_s) if wanted else {}
+    if found is None:
+        return wanted
+    return {(topic, n) for topic, n in wanted if found.get(topic, {}).get(n, -1) < 0}
+
+
+def _leaders(client: Any, timeout_s: float) -> dict[str, dict[int, int]] | None:
+    """Each topic's partitions and their leader (-1: none), from one metadata request; None if
+    the cluster did not answer."""
     try:
         topics = client.list_topics(timeout=timeout_s).topics
     except KafkaException:
-        return wanted
-    missing: set[TopicPartitionKey] = set()
-    for topic, number in wanted:
-        meta = topics.get(topic)
-        partition = None if meta is None else meta.partitions.get(number)
-        if partition is None or partition.leader < 0:
-            missing.add((topic, number))
-    return missing
+        return None
+    return {name: {n: p.leader for n, p in topic.partitions.items()}
+            for name, topic in topics.items()}  # fmt: skip

@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 from mesh_cli import mesh
 
 from shared.avro import AvroDeserializer
+from shared.kafka.inspect import group_lag
 from shared.kafka.partitioner import partition_for
 from shared.settings import Settings
 from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
@@ -163,15 +164,10 @@ def test_bad_sizes_get_one_line_each(cluster, tmp_path):
     assert Settings.from_env({"MESH_BROKERS": "3"}).brokers == 3
 
 
-def _uncommitted(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+def _uncommitted(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     """Per partition of ``topic``, records ``group`` has not committed."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        parts = [TopicPartition(topic, p) for p in range(partitions)]
-        return {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] - max(tp.offset, 0)
-                for tp in consumer.committed(parts, timeout=10)}  # fmt: skip
-    finally:
-        consumer.close()
+    lags = group_lag(bootstrap, group, [topic]).partitions
+    return {partition: lag for (_, partition), lag in lags.items()}
 
 
 def test_a_detector_holds_back_only_the_partition_whose_alerts_lost_their_leader(cluster, tmp_path):
@@ -222,7 +218,7 @@ def test_a_detector_holds_back_only_the_partition_whose_alerts_lost_their_leader
 
             def others_done() -> bool:
                 assert instance.process.poll() is None, instance.log_text()
-                lag = _uncommitted(bootstrap, group, records, 4)
+                lag = _uncommitted(bootstrap, group, records)
                 return others <= alerted() and [p for p, n in lag.items() if n] == [1]
 
             _eventually(others_done, timeout=60)
@@ -230,7 +226,7 @@ def test_a_detector_holds_back_only_the_partition_whose_alerts_lost_their_leader
             assert back.returncode == 0, back.stdout + back.stderr
 
             def all_done() -> bool:
-                lag = _uncommitted(bootstrap, group, records, 4)
+                lag = _uncommitted(bootstrap, group, records)
                 return not any(lag.values()) and planted[1] <= alerted()
 
             _eventually(all_done, timeout=90)
