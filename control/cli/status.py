@@ -291,6 +291,8 @@ def _notifier_line(settings: Settings) -> None:
         return
     status = read_json(notifier_status_file(settings.home)) or {}
     print(f"{up}  {notifier_text(status)}")
+    if status.get("waiting"):
+        print(f"  held back: {'; '.join(status['waiting'])}")
     if status.get("last_error"):
         print(f"  last error: {status['last_error']}")
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from services.detector_runtime.delivery import DeliveryTracker
 from shared.detector import Change, TaskState
 from shared.kafka.changelog import partition_bounds, replay_partitions
 from shared.kafka.config import consumer_config
+from shared.kafka.delivery_tracker import DeliveryTracker
 from shared.settings import Settings
 
 if TYPE_CHECKING:

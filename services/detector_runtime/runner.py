@@ -49,7 +49,6 @@ from services.detector_runtime.changelog import (
 from services.detector_runtime.commits import OffsetCommitter
 from services.detector_runtime.config import RuntimeConfig
 from services.detector_runtime.counters import Counters
-from services.detector_runtime.delivery import DeliveryTracker, OutputPartition
 from services.detector_runtime.error_policy import ErrorPolicy
 from services.detector_runtime.input_identity import InputIdentity, InputWatch
 from services.detector_runtime.instrumentation import (
@@ -57,7 +56,6 @@ from services.detector_runtime.instrumentation import (
     metrics_topic_exists,
     parse_stats,
 )
-from services.detector_runtime.parking import Parking
 from services.detector_runtime.record_tracing import RecordTracing
 from services.detector_runtime.start_position import (
     assign_from_time,
@@ -76,7 +74,9 @@ from shared.dead_letters import (
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.config import admin_config, consumer_config, producer_config
+from shared.kafka.delivery_tracker import DeliveryTracker, OutputPartition
 from shared.kafka.leaders import leaderless, offline_partitions
+from shared.kafka.parking import Parking
 from shared.kafka.static_membership import (
     ConsumerFenced,
     is_fatal,

@@ -44,6 +44,8 @@ class NotifierFigures:
         self.attempts: Counter[str] = Counter()
         self.last_error: str | None = None
         self.partitions: list[int] = []
+        #: held-back alerts partitions, each with the output partitions it waits for
+        self.waiting: tuple[str, ...] = ()
         self.breakers: dict[str, str] = {}
         self._written_at = 0.0
 
@@ -89,6 +91,7 @@ class NotifierFigures:
             "started_s": self.started_s,
             "written_s": time.time(),
             "partitions": self.partitions,
+            "waiting": list(self.waiting),
             "alerts": self.alerts.count,
             "duplicates": self.duplicates.count,
             "undecodable": self.undecodable.count,

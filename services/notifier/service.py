@@ -21,6 +21,10 @@ On a rebalance the revoked partitions' attempts in flight are waited for (a boun
 outcomes written, and the books dropped; the new owner restores them from the changelog. Anything
 the loop did not get to write is attempted again by whoever owns the partition next, with the same
 idempotency key (the alert id).
+
+A partition whose records cannot reach a leader (a one-replica topic on a cluster that lost a
+broker) is held back alone and taken back when the leader returns (:mod:`holding`); the others
+go on.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from services.notifier.channels import next_attempt_in, open_channels
 from services.notifier.config import NotifierConfig
 from services.notifier.dispatch import OPEN, SENT
 from services.notifier.figures import NotifierFigures
+from services.notifier.holding import Holding
 from services.notifier.outcome import Outcome
 from services.notifier.outputs import NotifierOutputs
 from services.notifier.records import webhook_body
@@ -48,6 +53,7 @@ from services.notifier.restore import restore_books
 from services.notifier.rules import Routing
 from shared.avro import AvroDeserializer, Catalogue, DecodeError
 from shared.kafka.config import consumer_config
+from shared.kafka.delivery_tracker import OutputPartition
 from shared.kafka.static_membership import (
     ConsumerFenced,
     is_fatal,
@@ -112,6 +118,10 @@ class Notifier:
                **static_member_settings("notifier", instance_id if static_member else None)},
         )  # fmt: skip
         self._consumer = Consumer(self._client_settings)
+        self.holding = Holding(
+            self._consumer, self.outputs.metadata, self.names.alerts,
+            self.names.notifier_changelog, self._restore,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ running
     def run(self, stopping: threading.Event) -> None:
@@ -124,7 +134,7 @@ class Notifier:
                 self.round()
             self._drain(self._in_flight.keys())
             self._write_changes(self.books)
-            self.outputs.settle()
+            _unsettled(self.outputs.settle(), "at the stop")
             self.figures.write(self.instance_id, "stopped", force=True)
             stopped = True
         finally:
@@ -182,10 +192,10 @@ class Notifier:
             if book.duplicates > before:
                 self.figures.duplicates.inc(book.duplicates - before)
             for entry in admitted:
-                self.outputs.notification(entry, alert)
+                self.outputs.notification(entry, alert, partition)
             touched.add(partition)
         self._write_changes({p: self.books[p] for p in touched if p in self.books})
-        self.outputs.settle()
+        self._hold(self.outputs.settle())  # held partitions' alerts are not committed
         self._commit(ends)
 
     def _commit(self, ends: dict[int, int]) -> None:
@@ -268,7 +278,7 @@ class Notifier:
                 done = book.attempted(entry, now, delivered=False, error=outcome.error,
                                       retry_in_s=retry)  # fmt: skip
             assert entry.alert is not None
-            self.outputs.notification(done, entry.alert)
+            self.outputs.notification(done, entry.alert, attempt.partition)
             if done.status in (DELIVERED, FAILED):
                 self.figures.finished(done)
             if done.status == FAILED:
@@ -278,7 +288,12 @@ class Notifier:
 
     # ------------------------------------------------------------------ upkeep
     def _housekeeping(self) -> None:
-        self.outputs.poll()
+        self._hold(self.outputs.poll())
+        self.holding.pause_new()
+        taken_back = self.holding.take_back()
+        if taken_back:
+            self.books.update(taken_back)
+            self._show_partitions()
         if time.monotonic() - self._expired_at >= EXPIRE_EVERY_S:
             self._expired_at = time.monotonic()
             now = time.time()
@@ -309,27 +324,60 @@ class Notifier:
     # ------------------------------------------------------------------ rebalances
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
         numbers = [tp.partition for tp in partitions if tp.partition not in self.books]
-        self.books.update(restore_books(self.settings, self.config, numbers, self.instance_id))
-        self.figures.partitions = sorted(self.books)
+        self.books.update(self._restore(self.holding.restorable(numbers)))
+        self._show_partitions()
         log.info("%s took alerts partitions %s", self.instance_id, numbers)
+
+    def _restore(self, numbers: list[int]) -> dict[int, DeliveryBook]:
+        return restore_books(self.settings, self.config, numbers, self.instance_id)
+
+    # ------------------------------------------------------------------ held back (holding.py)
+    def _hold(self, unreached: dict[int, set[OutputPartition]]) -> None:
+        """Hold back the partitions of ours whose records found no leader: their books go, and
+        their attempts in flight with them (a restored book has them PENDING again)."""
+        mine = {number: outputs for number, outputs in unreached.items() if number in self.books}
+        if not mine:
+            return
+        for number in self.holding.hold(mine):
+            self.books.pop(number, None)
+        held = set(self.holding.parking.waiting)
+        for key in [k for k, a in self._in_flight.items() if a.partition in held]:
+            self._in_flight.pop(key).span.end()
+        self._show_partitions()
+
+    def _show_partitions(self) -> None:
+        self.figures.partitions = sorted(self.books)
+        self.figures.waiting = self.holding.describe()
+        self.figures.write(self.instance_id, "running", force=True)
 
     def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
         numbers = {tp.partition for tp in partitions}
         self._drain(k for k, a in self._in_flight.items() if a.partition in numbers)
         self._write_changes({p: self.books[p] for p in numbers if p in self.books})
         try:
-            self.outputs.settle()
+            _unsettled(self.outputs.settle(), "at a revoke")
         except RuntimeError as error:  # the next owner attempts again what was not written
             log.error("%s", error)
         for number in numbers:
             self.books.pop(number, None)
         for key in [k for k, a in self._in_flight.items() if a.partition in numbers]:
             self._in_flight.pop(key).span.end()
+        self.holding.forget(numbers)
         self.figures.partitions = sorted(self.books)
+        self.figures.waiting = self.holding.describe()
         log.info("%s gave up alerts partitions %s", self.instance_id, sorted(numbers))
 
     def pending(self) -> int:
         return sum(book.pending for book in list(self.books.values()))
+
+
+def _unsettled(unreached: dict[int, set[OutputPartition]], when: str) -> None:
+    """Records that found no leader when nothing is left to hold back (a stop, a revoke): whoever
+    owns their partitions next restores the book without them and attempts again."""
+    for number, outputs in sorted(unreached.items()):
+        log.warning("%s, records of alerts partition %d found no leader (%s): its next owner "
+                    "takes them again", when, number,
+                    ", ".join(f"{t}[{p}]" for t, p in sorted(outputs)))  # fmt: skip
 
 
 def _context_of(span: Span) -> Any:

@@ -2,7 +2,7 @@
 
 A partition without a leader takes no record and serves none: on a cluster that lost a broker,
 every partition of a one-replica topic that broker held. Services that wait for such a partition
-(:mod:`services.detector_runtime.parking`) ask this every few seconds, one metadata request; a
+(:mod:`shared.kafka.parking`) ask this every few seconds, one metadata request; a
 failed delivery says whether it failed for want of a leader (:func:`waited_for_a_leader`).
 """
 

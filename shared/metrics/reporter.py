@@ -19,7 +19,9 @@ A snapshot that failed for want of a leader (a metrics topic with one replica on
 lost a broker) *holds* its partition: snapshots of keys that go there are not produced until
 :meth:`release` says the partition has a leader again. Otherwise every later snapshot of those
 keys would wait out the producer's delivery timeout, and the detector runtime's commits, which
-flush the producer the snapshots share, with it.
+flush the producer the snapshots share, with it. The runtime looks for the leader itself (with
+its own held partitions); a reporter that owns its producer (the notifier's, ingest's, the
+aggregator's) looks at each round of its thread.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 
 from shared.kafka.config import producer_config
-from shared.kafka.leaders import waited_for_a_leader
+from shared.kafka.leaders import leaderless, waited_for_a_leader
 from shared.kafka.partitioner import partition_for
 from shared.metrics.registry import MetricRegistry
 from shared.metrics.snapshot import Snapshot
@@ -201,6 +203,8 @@ class MetricsReporter:
         assert producer is not None  # start() does not start a disabled reporter
         while not self._stopping.wait(self.interval_s):
             try:
+                if self._owns and self.held:
+                    self._release_led(producer)
                 self.produce()
                 if self._owns:
                     producer.poll(0)  # serve delivery reports of our own producer
@@ -211,6 +215,11 @@ class MetricsReporter:
         """Partitions that have a leader again: their keys' snapshots go out with the next
         round (their counts were not marked sent)."""
         self.held.difference_update(partitions)
+
+    def _release_led(self, client: Any) -> None:
+        """Release the held partitions that have a leader again (one metadata request)."""
+        lost = leaderless(client, [(self.topic, number) for number in self.held])
+        self.release({number for number in self.held if (self.topic, number) not in lost})
 
     def _partition(self, key: str | bytes) -> int:
         """The partition of the topic a key goes to (the producers' murmur2)."""

@@ -43,6 +43,10 @@ class FakeProducer:
     full_for: int = 0
     #: How many partitions list_topics() says every topic has.
     partitions: int = 4
+    #: Partitions list_topics() says have no leader (leader -1); the others are led by node 1.
+    leaderless: set[int] = field(default_factory=set)
+    #: The topic list_topics() describes when asked for every topic.
+    topic: str = "metrics"
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def produce(
@@ -67,7 +71,11 @@ class FakeProducer:
         return self.undelivered
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
-        """Metadata of one topic with :attr:`partitions` partitions (only their count is read)."""
+        """Metadata of one topic with :attr:`partitions` partitions, each led by node 1 unless
+        in :attr:`leaderless`."""
 
-        partitions = SimpleNamespace(partitions=dict.fromkeys(range(self.partitions)))
-        return SimpleNamespace(topics={topic: partitions})
+        partitions = SimpleNamespace(partitions={
+            n: SimpleNamespace(leader=-1 if n in self.leaderless else 1)
+            for n in range(self.partitions)
+        })  # fmt: skip
+        return SimpleNamespace(topics={topic or self.topic: partitions})

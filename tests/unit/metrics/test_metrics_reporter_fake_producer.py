@@ -203,6 +203,27 @@ def test_a_partition_without_leader_is_held_until_released(registry: MetricRegis
     assert first.key in {m.key for m in producer.messages}
 
 
+def test_a_reporter_with_its_own_thread_releases_a_partition_once_it_has_a_leader(
+    registry: MetricRegistry,
+) -> None:
+    """The notifier's, ingest's and the aggregator's reporters own their producer and nobody
+    releases for them: their thread asks the metadata at each round while a partition is held."""
+    registry.counter("a").inc()
+    producer = FakeProducer(partitions=4, leaderless={2})
+    reporter = MetricsReporter(registry, producer, "metrics", interval_s=0.02, owns_producer=True,
+                               serializer=lambda snapshot: b"x")  # fmt: skip
+    reporter.held = {1, 2}
+    reporter.start()
+    try:
+        wait_for(lambda: reporter.held == {2}, 5, "partition 1 released")
+        time.sleep(0.1)  # several rounds: 2 has no leader, so it stays held
+        assert reporter.held == {2}
+        producer.leaderless = set()
+        wait_for(lambda: not reporter.held, 5, "partition 2 released once it has a leader")
+    finally:
+        reporter.close(timeout_s=1)
+
+
 def test_a_refused_snapshot_holds_nothing(registry: MetricRegistry) -> None:
     registry.counter("a").inc()
     producer = FakeProducer()

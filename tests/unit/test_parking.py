@@ -3,7 +3,7 @@ taken back."""
 
 from __future__ import annotations
 
-from services.detector_runtime.parking import Parking
+from shared.kafka.parking import Parking
 
 
 class _Clock:

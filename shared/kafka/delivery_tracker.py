@@ -1,27 +1,29 @@
 """Producer-side bookkeeping: count what the broker acknowledged, what waited for a leader in
 vain, and what it refused.
 
-The runtime commits input offsets only when every alert, changelog update and dead letter of the
-records they cover has been acknowledged; this tracker is how it knows, across the runtime's two
-producers (alerts at once; state and metrics batched up to a commit).
+A service that commits input offsets only once everything it wrote for them is acknowledged (the
+detector runtime: alerts, changelog updates, dead letters; the notifier: notifications, its
+delivery book's changelog, dead letters) learns here whether it may, per *input* partition.
 
 Two kinds of failure, two answers (issue 48, "degrade, never stop"):
 
 * A message that could not reach its partition's leader before the producer's delivery timeout
   (the partition has no leader: a topic with one replica on a cluster that lost the broker
-  holding it) concerns one *input* partition: alerts and dead letters are tracked per input
-  partition (a callback per message that knows it; they are rare), and a changelog partition *is*
-  its task's input partition number. :meth:`DeliveryTracker.wait` returns those input partitions
-  with the output partitions they wait for; the runner parks them (:mod:`parking`) and commits the
-  others.
-* Waiting out the delivery timeout would hold every partition for it, once: so a commit whose
-  output is still unacknowledged after SLOW_AFTER_S asks whether an output partition has no
-  leader, and if one has none, fails what is still queued (``Producer.purge``: those messages
-  were never sent). Their input partitions are parked like the others; those whose output
-  partitions do have leaders are taken back at the next look (2 s), replayed from their commit.
+  holding it) concerns one input partition: each message is produced with a callback that knows
+  which (:meth:`DeliveryTracker.for_input`), or, for a producer that reports errors only, its own
+  partition number is its input partition's (a changelog co-partitioned with the input,
+  :meth:`DeliveryTracker.on_error`). :meth:`DeliveryTracker.wait` returns those input partitions
+  with the output partitions they wait for; the service holds them back (:mod:`parking`) and
+  commits the others.
+* Waiting out the delivery timeout would hold every partition for it, once: so a wait whose
+  output is still unacknowledged after SLOW_AFTER_S calls the service back, which asks whether an
+  output partition has no leader and, if one has none, fails what is still queued
+  (``Producer.purge``: those messages were never sent). Their input partitions are held like the
+  others; those whose output partitions do have leaders are taken back at the next look (2 s),
+  replayed from their commit.
 * Anything else (the broker refused the message: too large, not authorised, a fatal producer
-  error) is fatal, as before: the process exits without committing, and the records are processed
-  again after the restart.
+  error) raises DeliveryFailed, as before: the service exits without committing, and the records
+  are processed again after the restart.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class DeliveryTracker:
         (and forgets them), or raises DeliveryFailed for a refused or unsettled message.
 
         ``when_slow`` is called once if messages are still unacknowledged after
-        ``slow_after_s``: the runner looks for an output partition without a leader there and,
+        ``slow_after_s``: the service looks for an output partition without a leader there and,
         if one has none, fails what is still queued at once (``Producer.purge``) instead of
         letting every partition wait out the delivery timeout (see the module docstring)."""
         started = time.monotonic()
@@ -105,11 +107,18 @@ class DeliveryTracker:
                 when_slow()
             remaining = _flush(producers, deadline)
         if self.first_error is not None:
-            raise DeliveryFailed(f"the broker refused a message: {self.first_error}")
+            refused, self.first_error = self.first_error, None  # said once: a caller may go on
+            raise DeliveryFailed(f"the broker refused a message: {refused}")
         if remaining or self.pending:
             raise DeliveryFailed(
                 f"{max(remaining, self.pending)} message(s) not acknowledged within {timeout_s} s"
             )
+        return self.take_unreached()
+
+    def take_unreached(self) -> dict[int, set[OutputPartition]]:
+        """The input partitions whose output failed for want of a leader since the last call,
+        with the output partitions each waits for (delivery reports come in ``poll`` and
+        ``flush``: a caller that polls between commits learns of them before its next wait)."""
         unreached, self.unreached = self.unreached, {}
         return unreached
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-from services.detector_runtime.delivery import DeliveryFailed, DeliveryTracker
+from shared.kafka.delivery_tracker import DeliveryFailed, DeliveryTracker
 
 TIMED_OUT = KafkaError(KafkaError._MSG_TIMED_OUT)
 
@@ -95,3 +95,20 @@ def test_a_slow_flush_asks_once_whether_to_stop_waiting() -> None:
     assert asked == [1]
     assert tracker.wait([producer], 1.0, purge, slow_after_s=0.0) == {}
     assert asked == [1], "nothing slow, nothing asked"
+
+
+def test_a_refusal_is_raised_once_and_failures_for_a_leader_can_be_taken_between_waits() -> None:
+    """The notifier goes on after a revoke's failed wait (the next owner retries), so a refusal
+    must not fail its every later wait; and it polls between commits, so it learns of a record
+    that found no leader before its next wait (``take_unreached``)."""
+    tracker = DeliveryTracker()
+    tracker.sent()
+    tracker.for_input(3)(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE), _Message("notifications", 3))
+    with pytest.raises(DeliveryFailed, match="refused"):
+        tracker.wait([_Producer()], timeout_s=0.1)
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {}
+    tracker.sent()
+    tracker.for_input(5)(TIMED_OUT, _Message("notifications", 1))
+    assert tracker.take_unreached() == {5: {("notifications", 1)}}
+    assert tracker.take_unreached() == {}
+    assert tracker.wait([_Producer()], timeout_s=0.1) == {}

@@ -1,24 +1,28 @@
-"""Input partitions that wait for an output partition's leader (issue 48: degrade, never stop).
+"""Input partitions held back until an output partition has a leader (issue 48: degrade, never
+stop).
 
 On a cluster, a topic declared with one replica loses the partitions a dead broker led. A message
 to one of them waits in the producer until its delivery timeout, then fails. Before, one such
-failure stopped the whole instance (DeliveryFailed, exit, restart, the same failure again: a
-loop), and the records of every partition waited with it. Now only the input partition whose
-output could not be delivered waits, *parked*:
+failure stopped the whole service (an exit, a restart, the same failure again: a loop), and the
+records of every partition waited with it. Now only the input partition whose output could not
+be delivered waits, *parked*:
 
-* its records since the last commit are not committed, its task (state) is dropped and its
-  consumption paused; records of it already fetched are skipped;
-* every ``check_every_s`` the runner asks the cluster whether the output partitions it waits for
-  have a leader again (the task's changelog partition included, which its restore reads);
+* its records since the last commit are not committed, its state is dropped and its consumption
+  paused; records of it already fetched are skipped;
+* every ``check_every_s`` the service asks the cluster whether the output partitions it waits
+  for have a leader again (:func:`shared.kafka.leaders.leaderless`; a changelog partition
+  included, which the restore reads);
 * then it takes the partition back the way a restart would: state restored from the changelog,
-  records from the committed offset. Nothing is lost and nothing counts twice in state; alerts of
-  the replayed records are produced again with the same alert ids (deduplicated downstream), as
-  after a crash.
+  records from the committed offset. Nothing is lost and nothing counts twice in state; output of
+  the replayed records is produced again with the same ids, deduplicated downstream, as after a
+  crash.
 
-Records topics and the alerts topic are co-partitioned (murmur2 on customer_id, the same count),
-and a task's changelog partition is its input partition number: one lost output partition holds
-back one input partition number, not the instance. This class only keeps the books; the runner
-pauses, restores and seeks.
+The services keep their outputs co-partitioned with their input (the detector runtime: records
+and alerts share the customer partitioning, a task's changelog partition is its input's; the
+notifier: its changelog and the partitions it picks for notifications and dead letters follow the
+alerts partition), so one lost output partition holds back one input partition number, not the
+service. This class only keeps the books; the service pauses, restores and seeks
+(``services/detector_runtime/runner.py``, ``services/notifier/holding.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from services.detector_runtime.delivery import OutputPartition
+from shared.kafka.delivery_tracker import OutputPartition
 
 #: How often a parked partition's outputs are looked up (one metadata request per look).
 CHECK_EVERY_S = 2.0
@@ -40,7 +44,7 @@ class Parking:
     ) -> None:
         #: input partition number -> the output partitions (topic, partition) it waits for
         self.waiting: dict[int, set[OutputPartition]] = {}
-        #: parked numbers whose assigned input partitions the runner has not paused yet (parked
+        #: parked numbers whose assigned input partitions the service has not paused yet (parked
         #: inside a rebalance callback, before the assignment took effect)
         self.to_pause: set[int] = set()
         self.check_every_s = check_every_s
@@ -79,7 +83,7 @@ class Parking:
         return {output for outputs in self.waiting.values() for output in outputs}
 
     def ready(self, leaderless: set[OutputPartition]) -> list[int]:
-        """The parked numbers none of whose outputs is in ``leaderless`` (the runner forgets them
+        """The parked numbers none of whose outputs is in ``leaderless`` (the service forgets them
         once it has taken them back)."""
         return sorted(n for n, outputs in self.waiting.items() if not outputs & leaderless)
 
