@@ -75,8 +75,8 @@ from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.config import admin_config, consumer_config, producer_config
 from shared.kafka.delivery_tracker import DeliveryTracker, OutputPartition
-from shared.kafka.leaders import leaderless, offline_partitions
-from shared.kafka.parking import Parking
+from shared.kafka.leaders import leaderless, leaders_by_topic, offline_in
+from shared.kafka.parking import Parking, foreseen
 from shared.kafka.static_membership import (
     ConsumerFenced,
     is_fatal,
@@ -129,6 +129,9 @@ class Runner:
         )
         self._tracker = DeliveryTracker()
         self._parking = Parking()
+        #: input partitions to hold back at the next commit because a co-partitioned output
+        #: partition has no leader, though none of their output has failed yet
+        self._foreseen: dict[int, set[OutputPartition]] = {}
         self._start_ms = config.manifest.start_ms
         client_settings = consumer_config(
             settings,
@@ -519,6 +522,9 @@ class Runner:
         unreached = self._tracker.wait(
             self._producers, self._flush_wait_s, self._purge_if_leaderless
         )
+        for number, outputs in self._foreseen.items():
+            unreached.setdefault(number, set()).update(outputs)
+        self._foreseen = {}
         staged = self._committer.take_staged()
         if unreached:
             staged = self._park(unreached, staged)
@@ -653,8 +659,8 @@ class Runner:
         for number in self._parking.park(unreached):
             self._tasks.pop(number, None)  # taken back as after a restart: restored, replayed
             log.warning(
-                "partition %d waits: output to %s could not be delivered (no leader); its "
-                "records since the last commit are processed again once it has one",
+                "partition %d waits for %s (no leader); its records since the last commit are "
+                "processed again once it has one",
                 number,
                 ", ".join(f"{t}[{p}]" for t, p in sorted(unreached[number])),
             )
@@ -666,12 +672,22 @@ class Runner:
     def _purge_if_leaderless(self) -> None:
         """A commit's output is slow to be acknowledged: if an output topic has a partition
         without a leader, fail every message still queued now rather than let every partition
-        wait out the delivery timeout (delivery.py's docstring)."""
+        wait out the delivery timeout (delivery_tracker.py's docstring); and hold back with
+        the others every assigned partition whose alerts or changelog partition (the same
+        number) is lost, before an output of theirs meets it and costs every partition this
+        wait again (parking.foreseen)."""
         topics = self.config.topics
         outputs = [topics.alerts, topics.dlq, topics.changelog, topics.metrics]
-        lost = offline_partitions(self._producer, outputs)
+        found = leaders_by_topic(self._producer) or {}
+        lost = offline_in(found, outputs)
         if not lost:
             return
+        by_number = [topics.changelog] if self._detector.stateful else []
+        inputs = {len(found.get(topic, {})) for topic in topics.inputs.values()}
+        if inputs == {len(found.get(topics.alerts, {}))}:  # alerts co-partitioned with the inputs
+            by_number.append(topics.alerts)
+        numbers = {tp.partition for tp in self._own_all()}
+        self._foreseen = foreseen(lost, numbers, by_number)
         log.warning(
             "output partition(s) without a leader: %s; failing what is queued, to hold back only "
             "the input partitions that need them",
@@ -682,8 +698,11 @@ class Runner:
 
     def _own(self, numbers: set[int]) -> list[Any]:
         """The assigned input partitions with these numbers."""
+        return [tp for tp in self._own_all() if tp.partition in numbers]
+
+    def _own_all(self) -> list[Any]:
         try:
-            return [tp for tp in self._consumer.assignment() if tp.partition in numbers]
+            return list(self._consumer.assignment())
         except (KafkaException, RuntimeError):
             return []
 

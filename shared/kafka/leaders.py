@@ -47,9 +47,11 @@ def offline_partitions(
 ) -> set[TopicPartitionKey]:
     """Every partition of ``topics`` without a leader now (none if the cluster does not
     answer: this asks whether waiting is in vain, and an unanswered question says nothing)."""
-    found = _leaders(client, timeout_s)
-    if found is None:
-        return set()
+    return offline_in(leaders_by_topic(client, timeout_s) or {}, topics)
+
+
+def offline_in(found: dict[str, dict[int, int]], topics: Iterable[str]) -> set[TopicPartitionKey]:
+    """The partitions of ``topics`` without a leader in ``found`` (:func:`leaders_by_topic`)."""
     return {(topic, n) for topic in topics for n, leader in found.get(topic, {}).items()
             if leader < 0}  # fmt: skip
 
@@ -61,13 +63,13 @@ def leaderless(
     from the metadata. ``client`` is any confluent-kafka client (``list_topics``). No answer at
     all (the cluster unreachable) counts every one of them as leaderless."""
     wanted = set(partitions)
-    found = _leaders(client, timeout_s) if wanted else {}
+    found = leaders_by_topic(client, timeout_s) if wanted else {}
     if found is None:
         return wanted
     return {(topic, n) for topic, n in wanted if found.get(topic, {}).get(n, -1) < 0}
 
 
-def _leaders(client: Any, timeout_s: float) -> dict[str, dict[int, int]] | None:
+def leaders_by_topic(client: Any, timeout_s: float = 5.0) -> dict[str, dict[int, int]] | None:
     """Each topic's partitions and their leader (-1: none), from one metadata request; None if
     the cluster did not answer."""
     try:

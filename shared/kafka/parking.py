@@ -96,3 +96,20 @@ class Parking:
             + ", ".join(f"{topic}[{partition}]" for topic, partition in sorted(outputs))
             for number, outputs in sorted(self.waiting.items())
         )
+
+
+def foreseen(
+    lost: set[OutputPartition], numbers: Iterable[int], by_number: Iterable[str]
+) -> dict[int, set[OutputPartition]]:
+    """Input partition numbers to hold back before any of their output fails: those whose
+    co-partitioned output partition (same number, in one of the ``by_number`` topics) is in
+    ``lost``. Each lost partition met by an output costs every partition one wait (the commit's
+    SLOW_AFTER_S before it purges); holding back at the first purge all the numbers that will
+    meet one pays it once."""
+    topics = set(by_number)
+    waits: dict[int, set[OutputPartition]] = {}
+    for number in numbers:
+        for topic, partition in lost:
+            if partition == number and topic in topics:
+                waits.setdefault(number, set()).add((topic, partition))
+    return waits

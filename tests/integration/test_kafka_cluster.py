@@ -160,11 +160,12 @@ def _uncommitted(bootstrap: str, group: str, topic: str) -> dict[int, int]:
 
 
 class _HeldDetector:
-    """A detector whose alerts are at one replica, partition 1's on node 3: with node 3 stopped
-    it holds back input partition 1 only (status file, uncommitted), alerts of partitions 0, 2
-    and 3 arrive and are committed, the process never exits; node 3 back, partition 1 is taken
-    back and its alerts arrive too. With the default delivery timeout (30 s) the first commit
-    finds the partition without a leader after 5 s and purges what is queued, so this also shows
+    """A detector whose alerts are at one replica, partitions 1 and 3 on node 3: with node 3
+    stopped it holds back input partitions 1 and 3 only (status file, uncommitted), alerts of
+    partitions 0 and 2 arrive and are committed, the process never exits; node 3 back, 1 and 3
+    are taken back and their alerts arrive too. With the default delivery timeout (30 s) the
+    first commit finds a partition without a leader after 5 s, purges what is queued and holds
+    back every partition whose alerts partition is lost (parking.foreseen), so this also shows
     the purge leaves the idempotent producers working."""
 
     def __init__(self, bootstrap: str, tmp_path: Path) -> None:
@@ -176,7 +177,7 @@ class _HeldDetector:
         created = admin.create_topics([
             NewTopic(self.records, 4, 3), NewTopic(f"{prefix}detectors.dlq", 4, 3),
             NewTopic(f"{prefix}metrics", 4, 3),
-            NewTopic(self.alerts, 4, replica_assignment=[[1], [3], [2], [1]]),
+            NewTopic(self.alerts, 4, replica_assignment=[[1], [3], [2], [3]]),
         ])  # fmt: skip
         for future in created.values():
             future.result(30)
@@ -207,29 +208,31 @@ class _HeldDetector:
         found = read_topic(self.settings, self.alerts, expect=10_000, timeout_s=5, idle_s=1)
         return {self._decode(m.value())["source_record_id"] for m in found}
 
-    def holds_back_one(self) -> None:
+    def holds_back_two(self) -> None:
         held = self.instance.wait_for_status(self.status, lambda s: bool(s["waiting"]), 60)
-        assert held["waiting"] == [f"{self.records}[1] waits for {self.alerts}[1]"], held
-        others = self.planted[0] | self.planted[2] | self.planted[3]
+        assert held["waiting"] == [
+            f"{self.records}[{p}] waits for {self.alerts}[{p}]" for p in (1, 3)
+        ], held
+        others = self.planted[0] | self.planted[2]
 
         def others_done() -> bool:
             assert self.instance.process.poll() is None, self.instance.log_text()
             lag = _uncommitted(self.bootstrap, self.group, self.records)
-            return others <= self._alerted() and [p for p, n in lag.items() if n] == [1]
+            return others <= self._alerted() and [p for p, n in lag.items() if n] == [1, 3]
 
         _eventually(others_done, timeout=60)
 
     def caught_up(self) -> None:
         def all_done() -> bool:
             lag = _uncommitted(self.bootstrap, self.group, self.records)
-            return not any(lag.values()) and self.planted[1] <= self._alerted()
+            return not any(lag.values()) and self.planted[1] | self.planted[3] <= self._alerted()
 
         _eventually(all_done, timeout=90)
         after = self.instance.wait_for_status(self.status, lambda s: not s["waiting"])
         assert after["state"] == "running"
         assert self.instance.terminate() == 0
         log = self.instance.log_text()
-        assert "partition 1 waits" in log and "taken back" in log, log[-3000:]
+        assert "partition 3 waits for" in log and "taken back" in log, log[-3000:]
 
 
 NOTIFY_THE_RECEIVER = """
@@ -301,8 +304,9 @@ class _HeldNotifier:
         assert "alerts partition 1 waits" in log and "taken back" in log, log[-3000:]
 
 
-def _node_3_is_lost(cluster: dict[str, str]) -> None:
-    """What an operator sees with node 3 stopped; records still go in with acks=all."""
+def _node_3_is_lost(cluster: dict[str, str], topic: str) -> None:
+    """What an operator sees with node 3 stopped; records still go into ``topic`` (three
+    replicas) with acks=all."""
     status = mesh("broker", "status", env=cluster)
     assert status.returncode == 1
     assert "Kafka node 3 of 3" in status.stdout and "NOT RUNNING" in status.stdout, status.stdout
@@ -311,7 +315,7 @@ def _node_3_is_lost(cluster: dict[str, str]) -> None:
                          "enable.idempotence": True})  # fmt: skip
     errors: list[object] = []
     for n in range(100):
-        producer.produce("alerts", str(n).encode(), on_delivery=lambda e, _m: errors.append(e))
+        producer.produce(topic, str(n).encode(), on_delivery=lambda e, _m: errors.append(e))
     assert producer.flush(30) == 0
     assert errors == [None] * 100
     whole = mesh("status", env=cluster)
@@ -322,22 +326,28 @@ def _node_3_is_lost(cluster: dict[str, str]) -> None:
 def test_a_stopped_node_is_shown_lost_and_what_needs_it_alone_is_held_back(cluster, tmp_path):
     """Node 3 stopped and started again, once: `mesh broker status` and `mesh status` show it
     lost and records still go in at acks=all; and two subjects on their own topics, a detector
-    whose alerts partition 1 is on node 3 alone and a notifier whose notifications partition 1
-    is (see each class), neither exits, each holds back only the partitions that need the lost
-    one and takes them back when the node returns; then the cluster is whole again. One outage
-    for all of it: a node's stop and start are most of the time (make test's 40 minutes).
+    whose alerts partitions 1 and 3 are on node 3 alone and a notifier whose notifications
+    partition 1 is (see each class), neither exits, each holds back only the partitions that
+    need a lost one and takes them back when the node returns; then the cluster is whole again.
+    One outage for all of it: a node's stop and start are most of the time (make test's 40
+    minutes).
     docs/reliability.md, "A partition without a leader"."""
     bootstrap = _bootstrap(cluster)
     with WebhookReceiver() as receiver, contextlib.ExitStack() as running:
         detector = _HeldDetector(bootstrap, tmp_path)
         notifier = _HeldNotifier(bootstrap, tmp_path, receiver)
+        acks = f"acks{int(time.time())}"
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(acks, 1, 3, config={"min.insync.replicas": "2"})])[
+            acks
+        ].result(30)
         stopped = mesh("broker", "stop", "--node", "3", env=cluster)
         assert stopped.returncode == 0 and "stopped Kafka node 3" in stopped.stdout, stopped.stdout
         try:
             running.enter_context(detector.start())
             running.callback(notifier.start().stop)
-            _node_3_is_lost(cluster)
-            detector.holds_back_one()
+            _node_3_is_lost(cluster, acks)
+            detector.holds_back_two()
             notifier.holds_back_two()
             back = mesh("broker", "start", "--node", "3", env=cluster, timeout=120)
             assert back.returncode == 0 and "started Kafka node 3" in back.stdout, back.stdout

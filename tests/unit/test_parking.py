@@ -3,7 +3,7 @@ taken back."""
 
 from __future__ import annotations
 
-from shared.kafka.parking import Parking
+from shared.kafka.parking import Parking, foreseen
 
 
 class _Clock:
@@ -52,3 +52,18 @@ def test_partitions_revoked_while_parked_are_forgotten() -> None:
     assert parking.describe(["records.a", "records.b"]) == (
         "records.a[2]+records.b[2] waits for alerts[2]",
     )
+
+
+def test_foreseen_holds_back_the_numbers_of_lost_co_partitioned_outputs_only() -> None:
+    """At the first purge, every assigned number whose alerts or changelog partition (the same
+    number) is lost waits at once; a lost dead-letter or metrics partition (keyed otherwise)
+    holds no number, nor does a lost number this instance does not own."""
+    lost = {("alerts", 3), ("alerts", 7), ("velocity.changelog", 4), ("detectors.dlq", 1),
+            ("metrics", 0)}  # fmt: skip
+    by_number = ["alerts", "velocity.changelog"]
+    assert foreseen(lost, [0, 1, 3, 4, 5], by_number) == {
+        3: {("alerts", 3)},
+        4: {("velocity.changelog", 4)},
+    }
+    assert foreseen(lost, [0, 1, 3], ["velocity.changelog"]) == {}
+    assert foreseen(set(), [0, 1, 3], by_number) == {}
