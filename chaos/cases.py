@@ -48,6 +48,7 @@ CASES: dict[str, Case] = {
     "cluster_controller_kill": cluster_faults.cluster_controller_kill,  # 18 (issue 48)
     "cluster_rolling_restart": cluster_faults.cluster_rolling_restart,  # 19 (issue 48)
     "cluster_leaderless_alerts": cluster_faults.cluster_leaderless_alerts,  # 20 (issue 48)
+    "cluster_leaderless_notifications": cluster_faults.cluster_leaderless_notifications,  # 21
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
@@ -69,10 +70,16 @@ COVERED_IN_SHORT = {
         "it is in every ISR; test_kafka_cluster stops a node gracefully and starts it again"
     ),
     "cluster_leaderless_alerts": (
-        "tests/integration/test_detector_held_back.py makes a real detector's alerts for one input "
-        "partition undeliverable (they wait out the delivery timeout as on a partition without a "
-        "leader) and checks that only that partition is held back, the others committed, the "
-        "process alive, and every alert delivered once the topic takes writes again"
+        "tests/integration/test_kafka_cluster.py stops the node that alone holds two alerts "
+        "partitions under a real detector and checks that only their input partitions are held "
+        "back, the others alerted and committed, the process alive, and every alert raised once "
+        "the node is back"
+    ),
+    "cluster_leaderless_notifications": (
+        "tests/integration/test_kafka_cluster.py stops the node that alone holds a notifications "
+        "partition under a real notifier and checks that only the alerts partitions mapped to it "
+        "are held back, the others delivered to a real webhook, the process alive, and every "
+        "alert delivered exactly once after the node is back"
     ),
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "

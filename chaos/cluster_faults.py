@@ -1,4 +1,4 @@
-"""Cases 16-19: a broker of three lost, hung, the controller killed, every node restarted, all
+"""Cases 16-21: a broker of three lost, hung, the controller killed, every node restarted, all
 under load on the whole mesh (issue 48).
 
 Each case is `mesh up --brokers 3` on a MESH_HOME of its own (a local KRaft cluster, every topic
@@ -17,6 +17,10 @@ with planted frauds, and its fault at a share of the feed:
     leader meanwhile. Degrade, never stop: the detectors hold back only the input partitions
     whose alerts cannot be delivered (`mesh status` says which), alerts of the others flow on,
     and once the node is back everything held back is processed again and notified.
+21. ``cluster_leaderless_notifications``: the same with ``notifications`` at replication 1: the
+    notifier holds back the alerts partitions whose notifications partition (the alerts
+    partition modulo their count) is lost, delivers the others' alerts, and after the node is
+    back restores and delivers the held ones, each once.
 
 The short form in `make test` runs one mesh with three of them in a row (a mesh start is ~60 s
 of JVMs on two cores): the hang, the controller killed and brought back (it must catch up), then
@@ -212,9 +216,10 @@ def kill_controller(run: ClusterRun, restart: bool = False) -> str:
     return f"active controller node {node} SIGKILLed, started again"
 
 
-def lose_alerts_leader(run: ClusterRun) -> str:
-    """Case 20's fault (see the module docstring): returns once the node is back in every ISR."""
-    node, led = run.mesh.busiest_node(run.bootstrap, topic="alerts")
+def lose_leader(run: ClusterRun, topic: str) -> str:
+    """Cases 20 and 21's fault (see the module docstring): the node leading the most of
+    ``topic``'s partitions (one replica each) killed; returns once it is back in every ISR."""
+    node, led = run.mesh.busiest_node(run.bootstrap, topic=topic)
     run.kill(node)
     killed = time.monotonic()
     held_ms = run.expect_held_back()
@@ -227,7 +232,7 @@ def lose_alerts_leader(run: ClusterRun) -> str:
             run.failures.append("no notification of a record sent while partitions were held "
                                 "back: the partitions with a leader stopped too")  # fmt: skip
     run.bring_back(node)
-    return (f"node {node} (leading {led} of alerts' partitions, one replica each) SIGKILLed, "
+    return (f"node {node} (leading {led} of {topic}'s partitions, one replica each) SIGKILLed, "
             f"started again {time.monotonic() - killed:.0f} s later")  # fmt: skip
 
 
@@ -265,8 +270,14 @@ def cluster_rolling_restart(settings: Settings, work: Path, short: bool) -> Case
 
 
 def cluster_leaderless_alerts(settings: Settings, work: Path, short: bool) -> CaseResult:
-    faults = [Fault("alerts' leader lost", 0.2, lose_alerts_leader)]
+    faults = [Fault("alerts' leader lost", 0.2, partial(lose_leader, topic="alerts"))]
     return _run("cluster_leaderless_alerts", settings, work, LONG, faults, one_replica=("alerts",))
+
+
+def cluster_leaderless_notifications(settings: Settings, work: Path, short: bool) -> CaseResult:
+    lost = Fault("notifications' leader lost", 0.2, partial(lose_leader, topic="notifications"))
+    return _run("cluster_leaderless_notifications", settings, work, LONG, [lost],
+                one_replica=("notifications",))  # fmt: skip
 
 
 #: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
