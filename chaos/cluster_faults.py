@@ -323,6 +323,7 @@ def _feed_through(
     try:
         for fault in faults:
             time.sleep(max(started + feed.seconds * fault.at - time.monotonic(), 0))
+            mesh.await_first_delivery(producer)
             mid_run &= bool(mesh.deliveries()) and producer.poll() is None
             began_ms = time.time() * 1000
             run.notes.append(f"{fault.name} at {time.monotonic() - started:.0f} s of the feed: "

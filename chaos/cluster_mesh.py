@@ -184,6 +184,14 @@ class ClusterMesh:
         """Every notification so far, on every channel."""
         return [line for lines in self.channels().values() for line in lines]
 
+    def await_first_delivery(self, feed: subprocess.Popen, poll_s: float = 0.5) -> None:
+        """Return once something was notified, or the ``feed`` (``mesh produce``) has ended. A
+        fault is due at a share of the feed, and the first planted frauds come ~15 s in: on a
+        slow start a fault due at 13 s met a mesh still warming up, which tests nothing, and the
+        case failed for it ("the fault did not happen mid-run"), though its mesh lost nothing."""
+        while not self.deliveries() and feed.poll() is None:
+            time.sleep(poll_s)
+
     def channels(self) -> dict[str, list[dict]]:
         """Each channel's deliveries so far, by the channel's name."""
         return {name: read_lines(self.home / path) for name, path in CHANNEL_FILES.items()}

@@ -102,6 +102,7 @@ class ServiceKiller(threading.Thread):
 
     def _kill(self, kill: ServiceKill) -> None:
         name = kill.pick(sorted(self.mesh.restarts()))
+        self.mesh.await_first_delivery(self.producer)
         self.log.mid_run &= bool(self.mesh.deliveries()) and self.producer.poll() is None
         doomed = kill_service(LocalProcess(name, self.mesh.home))
         at_s, at_ms = time.monotonic() - self.started, time.time() * 1000  # all of it is dead
