@@ -40,7 +40,7 @@ C1_ONLY_DRIVER = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
 #: What a long-running job's driver keeps of its past, bounded (the soak, issue 48: the history's
 #: and the aggregator's live heap after a full collection rose ~55-60 MiB an hour; heap dumps
-#: after 3 and 26 minutes of feed named two owners, docs/reliability.md "A fifth hour"):
+#: after 3 and 26 minutes of feed named two owners, docs/reliability.md "A fifth run"):
 #:
 #: * Spark's status store, which runs with the UI off: every SQL execution with its plan graph
 #:   (16 KiB each in the aggregator, 44 KiB in the history), stage and job, up to 1 000 of each

@@ -104,8 +104,8 @@ def _toml(path: Path) -> str:
 # The write cache goes to disk at 4 MiB instead of 25: in the third and fourth hour-long soaks
 # InfluxDB's own memory (anonymous, its mapped files not counted) rose ~30 MiB in a straight
 # line with its series flat at 190, about what a cache filling toward its first 25 MiB snapshot
-# would hold at the aggregator's rate; at 4 MiB it snapshots within minutes (docs/reliability.md,
-# "A fifth hour", says whether that made it level).
+# would hold at the aggregator's rate. With 4 MiB the fifth run's InfluxDB rose to 26 MiB, fell
+# back to 12 and rose again (docs/reliability.md, "A fifth run"): bounded, not yet level.
 _CONFIG = """\
 # Written by hosting/servers/influx.py at every start; edits are lost.
 reporting-disabled = true

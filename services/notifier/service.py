@@ -354,15 +354,18 @@ class Notifier:
         numbers = {tp.partition for tp in partitions}
         self._drain(k for k, a in self._in_flight.items() if a.partition in numbers)
         self._write_changes({p: self.books[p] for p in numbers if p in self.books})
+        unreached: dict[int, set[OutputPartition]] = {}
         try:
-            _unsettled(self.outputs.settle(), "at a revoke")
+            unreached = self.outputs.settle()
         except RuntimeError as error:  # the next owner attempts again what was not written
             log.error("%s", error)
+        _unsettled({n: o for n, o in unreached.items() if n in numbers}, "at a revoke")
         for number in numbers:
             self.books.pop(number, None)
         for key in [k for k, a in self._in_flight.items() if a.partition in numbers]:
             self._in_flight.pop(key).span.end()
         self.holding.forget(numbers)
+        self._hold({n: o for n, o in unreached.items() if n not in numbers})  # still ours
         self.figures.partitions = sorted(self.books)
         self.figures.waiting = self.holding.describe()
         log.info("%s gave up alerts partitions %s", self.instance_id, sorted(numbers))
