@@ -718,15 +718,7 @@ class Runner:
     def _restorable(self, numbers: list[int]) -> list[int]:
         """Of newly assigned stateful partitions, those whose changelog partition has a leader
         (its restore reads it); the others are parked until it has one."""
-        changelog = self.config.topics.changelog
-        lost = leaderless(self._producer, [(changelog, n) for n in numbers])
-        if lost:
-            self._parking.park({partition: {(topic, partition)} for topic, partition in lost})
-            log.warning(
-                "changelog partition(s) %s have no leader: those partitions wait to be restored",
-                ", ".join(f"{t}[{p}]" for t, p in sorted(lost)),
-            )
-        return [n for n in numbers if (changelog, n) not in lost]
+        return self._parking.restorable(self._producer, self.config.topics.changelog, numbers)
 
     def _take_back_parked(self) -> None:
         """Take back the parked partitions whose outputs have a leader again: restore their

@@ -48,7 +48,6 @@ class Holding:
         alerts: str,
         changelog: str,
         restore: Callable[[list[int]], dict[int, DeliveryBook]],
-        parking: Parking | None = None,
     ) -> None:
         """``metadata``: any client to ask for leaders (the outputs' producer); ``restore``:
         the books of these partition numbers as the changelog has them."""
@@ -56,10 +55,7 @@ class Holding:
         self._metadata = metadata
         self._alerts, self._changelog = alerts, changelog
         self._restore = restore
-        self.parking = parking if parking is not None else Parking()
-
-    def __bool__(self) -> bool:
-        return bool(self.parking)
+        self.parking = Parking()
 
     def hold(self, unreached: dict[int, set[OutputPartition]]) -> list[int]:
         """Hold back these alerts partitions until the outputs each names have a leader;
@@ -79,16 +75,7 @@ class Holding:
     def restorable(self, numbers: Iterable[int]) -> list[int]:
         """Of newly assigned partition numbers, those whose changelog partition has a leader;
         the others are held until it has one (paused once the assignment takes effect)."""
-        wanted = sorted(numbers)
-        lost = leaderless(self._metadata, [(self._changelog, n) for n in wanted])
-        if lost:
-            self.parking.park({n: {(topic, n)} for topic, n in lost})
-            log.warning(
-                "changelog partition(s) %s have no leader: those alerts partitions wait to be "
-                "restored",
-                ", ".join(f"{t}[{p}]" for t, p in sorted(lost)),
-            )
-        return [n for n in wanted if (self._changelog, n) not in lost]
+        return self.parking.restorable(self._metadata, self._changelog, numbers)
 
     def pause_new(self) -> None:
         """Pause the held partitions not paused yet: at once when held, and after the next

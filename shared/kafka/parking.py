@@ -27,10 +27,15 @@ service. This class only keeps the books; the service pauses, restores and seeks
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from shared.kafka.delivery_tracker import OutputPartition
+from shared.kafka.leaders import leaderless
+
+log = logging.getLogger(__name__)
 
 #: How often a parked partition's outputs are looked up (one metadata request per look).
 CHECK_EVERY_S = 2.0
@@ -63,6 +68,20 @@ class Parking:
         self.to_pause.update(new)
         self._next_check = self._clock() + self.check_every_s
         return new
+
+    def restorable(self, client: Any, changelog: str, numbers: Iterable[int]) -> list[int]:
+        """Of newly assigned partition numbers, those whose ``changelog`` partition (the same
+        number) has a leader, which their restore reads; the others are parked until it has one
+        (and paused once their assignment takes effect: :attr:`to_pause`)."""
+        wanted = sorted(numbers)
+        lost = leaderless(client, [(changelog, number) for number in wanted])
+        if lost:
+            self.park({number: {(topic, number)} for topic, number in lost})
+            log.warning(
+                "changelog partition(s) %s have no leader: those partitions wait to be restored",
+                ", ".join(f"{t}[{p}]" for t, p in sorted(lost)),
+            )
+        return [number for number in wanted if (changelog, number) not in lost]
 
     def forget(self, numbers: Iterable[int]) -> None:
         """Partitions no longer this instance's: their next owner starts from the commit."""
