@@ -177,9 +177,18 @@ def _ingest_line(settings: Settings) -> None:
             break
     state, text = _supervised(process, info)
     mode = routing_mode_text(read_json(ingest_mode_file(settings.home)))
-    loss = data_loss_text(read_json(ingest_status_file(settings.home)))
+    status = read_json(ingest_status_file(settings.home))
+    loss = data_loss_text(status)
     extras = "".join(f"  {part}" for part in (mode, rate.strip(), loss) if part)
     print(f"ingest   {state:<6} {text}{extras}")
+    _held_back((status or {}).get("waiting"))
+
+
+def _held_back(waiting: list[str] | None) -> None:
+    """What a service holds back for want of a leader, under its line (its status file's
+    ``waiting``: the notifier's partitions, a Spark job's queries)."""
+    if waiting:
+        print(f"  held back: {'; '.join(waiting)}")
 
 
 def _supervised(process: LocalProcess, info: ProcessInfo) -> tuple[str, str]:
@@ -272,6 +281,7 @@ def _aggregator_line(settings: Settings) -> None:
             f"last error: {influx_sink.get('last_error') or '?'}"
         )
     print(f"{up}  {figures}; {sink}")
+    _held_back(status.get("waiting"))
 
 
 def _history_line(settings: Settings) -> None:
@@ -291,8 +301,7 @@ def _notifier_line(settings: Settings) -> None:
         return
     status = read_json(notifier_status_file(settings.home)) or {}
     print(f"{up}  {notifier_text(status)}")
-    if status.get("waiting"):
-        print(f"  held back: {'; '.join(status['waiting'])}")
+    _held_back(status.get("waiting"))
     if status.get("last_error"):
         print(f"  last error: {status['last_error']}")
 

@@ -16,6 +16,7 @@ runs and sizes the local master for it.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import threading
@@ -66,7 +67,7 @@ from shared.kafka.security import unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
-from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
+from shared.spark_query_keeper import QueryKeeper
 from shared.spark_session import spark_session, stop_spark
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
@@ -171,8 +172,12 @@ def plan_trigger(spark: SparkSession, settings: Settings, config: IngestConfig) 
     return plan(config.mode, count_raw_partitions(settings, config), slots, config.side_slots)
 
 
+def admin_client(settings: Settings) -> AdminClient:
+    return AdminClient(admin_config(settings, log_level=2))  # errors: where it is asked
+
+
 def count_raw_partitions(settings: Settings, config: IngestConfig) -> int:
-    admin = AdminClient(admin_config(settings, log_level=2))  # errors: below
+    admin = admin_client(settings)
     try:
         topics = admin.list_topics(timeout=10).topics
     except KafkaException as exc:  # a refused login, or no broker: one line
@@ -224,12 +229,10 @@ def start_queries(
     return [start() for start in starters.values()]
 
 
-def _report(
-    queries: dict[str, StreamingQuery], stop: threading.Event, every_s: float = 10.0
-) -> None:
+def _report(keeper: QueryKeeper, stop: threading.Event, every_s: float = 10.0) -> None:
     """A JSON progress line per query every ``every_s`` seconds (records/s, batch duration)."""
     while not stop.wait(every_s):
-        for query in list(queries.values()):
+        for query in list(keeper.queries.values()):
             try:
                 progress = query.lastProgress
                 if not progress:
@@ -286,7 +289,8 @@ def main() -> int:
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
         starters = query_starters(spark, settings, config, instance, tracing, trigger)
-        queries = {name: start() for name, start in starters.items()}
+        keeper = QueryKeeper(starters, query_topics(config), admin_client(settings), _say)
+        _show_waiting(settings)([])  # a wait of an earlier run is over
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -295,14 +299,15 @@ def main() -> int:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    reporter = threading.Thread(target=_report, args=(queries, stopping), daemon=True)
+    reporter = threading.Thread(target=_report, args=(keeper, stopping), daemon=True)
     reporter.start()
-    print(f"ingest: {instance} running queries {list(queries)}", flush=True)
+    print(f"ingest: {instance} running queries {list(keeper.queries)}", flush=True)
     auto_master = not submitted and config.master == AUTO_MASTER
     resize = lambda: (_outgrown(settings, config, trigger, auto_master)  # noqa: E731
                       or _gap_passed(settings, config, trigger))  # fmt: skip
-    code, graceful = _watch(queries, starters, stopping, resize)
-    if graceful and trigger.real_time:
+    code, graceful = _watch(keeper, stopping, resize, _show_waiting(settings))
+    queries = keeper.queries
+    if graceful and trigger.real_time and queries["ingest-routing"].isActive:
         _await_checkpoint(queries["ingest-routing"], config)
     for query in queries.values():
         query.stop()
@@ -420,32 +425,29 @@ def _gap_passed(settings: Settings, config: IngestConfig, trigger: TriggerPlan) 
     return "routing got past the records retention removed: restarting in real-time mode"
 
 
-def _watch(  # type: ignore[no-untyped-def]
-    queries: dict[str, StreamingQuery],
-    starters: dict[str, Callable[[], StreamingQuery]],
+def _watch(
+    keeper: QueryKeeper,
     stopping: threading.Event,
-    resize,
+    resize: Callable[[], str | None],
+    status: Callable[[list[str]], None],
 ) -> tuple[int, bool]:
-    """Wait for SIGTERM (exit 0), a query that died or raw partitions the plan no longer fits
-    (RESTART: the supervisor starts the job again, from its checkpoints); and whether the queries
-    are still healthy enough to stop gracefully (not after a failure). A query that died of a
-    known Spark fault (:mod:`shared.spark_bugs`) is started again in place."""
+    """Wait for SIGTERM (exit 0), a query that stopped for good or raw partitions the plan no
+    longer fits (RESTART: the supervisor starts the job again, from its checkpoints); and
+    whether the queries are still healthy enough to stop gracefully (not after a failure). A
+    query that stopped on a known Spark fault, or for want of a leader, is kept by ``keeper``
+    (:mod:`shared.spark_query_keeper`) without a restart of the job; what it waits for goes to
+    ``status`` whenever that changes."""
     next_check = time.monotonic() + PARTITION_CHECK_S
-    retries = dict.fromkeys(queries, 0)
+    shown: list[str] = []
     while not stopping.wait(0.5):
-        for name, query in list(queries.items()):
-            if query.isActive:
-                continue
-            error = query.exception()
-            reason = str(error).strip().splitlines()[0] if error else "no error given"
-            if is_replay_metrics_fault(error) and retries[name] < REPLAY_METRICS_RETRIES:
-                retries[name] += 1
-                print(f"ingest: query {name} hit SPARK-55271 after replaying its last batch: "
-                      "starting it again", file=sys.stderr, flush=True)  # fmt: skip
-                queries[name] = starters[name]()
-                continue
-            print(f"ingest: query {name} stopped: {reason}", file=sys.stderr, flush=True)
+        failure = keeper.look()
+        if failure:
+            print(f"ingest: {failure}", file=sys.stderr, flush=True)
             return RESTART, False
+        waiting = keeper.waiting()
+        if waiting != shown:
+            shown = waiting
+            status(waiting)
         if time.monotonic() >= next_check:
             next_check = time.monotonic() + PARTITION_CHECK_S
             why = resize()
@@ -453,6 +455,41 @@ def _watch(  # type: ignore[no-untyped-def]
                 print(f"ingest: {why}", file=sys.stderr, flush=True)
                 return RESTART, True
     return 0, True
+
+
+def query_topics(config: IngestConfig) -> dict[str, Callable[[str], bool]]:
+    """Which topics each of the job's queries reads or writes (the keeper holds a query back
+    while one of their partitions has no leader): every query reads the raw topics; routing
+    writes the records topics and the dead letters, the counts their windows topic."""
+    raw = re.compile(config.raw_pattern)
+    records = config.records_prefix + "."
+
+    def reads(topic: str) -> bool:
+        return raw.fullmatch(topic) is not None
+
+    return {
+        "ingest-routing": lambda t: reads(t) or t.startswith(records) or t == config.invalid_topic,
+        "ingest-counts": lambda t: reads(t) or t == config.windows_topic,
+        "ingest-traces": reads,
+    }
+
+
+def _say(line: str) -> None:
+    print(f"ingest: {line}", file=sys.stderr, flush=True)
+
+
+def _show_waiting(settings: Settings) -> Callable[[list[str]], None]:
+    """Writes what the queries wait for into the status file (`mesh status`: held back) and on
+    stderr."""
+
+    def show(waiting: list[str]) -> None:
+        status_file = ingest_status_file(settings.home)
+        status = read_json(status_file) or {}
+        write_json_atomic(status_file, {**status, "waiting": waiting, "updated": time.time()})
+        for line in waiting:
+            print(f"ingest: held back: {line}", file=sys.stderr, flush=True)
+
+    return show
 
 
 if __name__ == "__main__":

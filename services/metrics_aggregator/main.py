@@ -108,11 +108,11 @@ def run(
     spark = spark_session("detector-mesh-metrics-aggregator", settings, master,
                           config.shuffle_partitions, C1_ONLY_DRIVER)  # fmt: skip
     run = AggregatorRun.launch(spark, settings, config, instance, catalogue, bootstrap)
-    service, queries = run.service, run.queries
+    service = run.service
     own = AggregatorMetrics(service, settings)
     own.start()
     service.write_status()
-    log.info("%s running queries %s", instance, [q.name for q in queries])
+    log.info("%s running queries %s", instance, [q.name for q in run.queries])
     failure = None
     while not stopping.is_set():
         failure = run.failure()
@@ -120,8 +120,6 @@ def run(
             break
         if config.once and run.caught_up():
             break  # --once: every query got to where the topics ended at start
-        if all(not q.isActive for q in queries):
-            break
         own.sync()
         time.sleep(0.5)
     if not run.stop(FLUSH_TIMEOUT_S):

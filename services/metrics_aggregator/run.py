@@ -10,20 +10,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from services.metrics_aggregator.config import AggregatorConfig
+from services.metrics_aggregator.job import (
+    METRICS,
+    WINDOWS,
+    offsets_to_reach,
+    query_name,
+    query_starters,
+    stop_queries,
+)
 from services.metrics_aggregator.job import caught_up as query_caught_up
-from services.metrics_aggregator.job import offsets_to_reach, query_starters, stop_queries
 from services.metrics_aggregator.service import AggregatorService
 from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
+from shared.kafka.config import admin_config
 from shared.settings import Settings
-from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
+from shared.spark_query_keeper import QueryKeeper
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +46,14 @@ class AggregatorRun:
     """
 
     service: AggregatorService
-    queries: list[StreamingQuery]
+    #: the two queries, each started again in place after a known Spark fault and held (not
+    #: failed) while a partition of its topics has no leader (:mod:`shared.spark_query_keeper`)
+    keeper: QueryKeeper
     targets: dict[str, dict[str, dict[str, int]]]
-    #: how to start each query again, by name (a query met by a known Spark fault)
-    starters: dict[str, Callable[[], StreamingQuery]] = field(default_factory=dict)
-    #: how often each query was started again
-    retries: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def queries(self) -> list[StreamingQuery]:
+        return list(self.keeper.queries.values())
 
     @classmethod
     def start(
@@ -81,29 +92,19 @@ class AggregatorRun:
         service = AggregatorService(settings, config, instance_id, bootstrap)
         targets = offsets_to_reach(service)
         starters = query_starters(spark, service, catalogue)
-        return cls(service, [start() for start in starters.values()], targets, starters)
+        admin = AdminClient({**admin_config(settings, log_level=2), "bootstrap.servers": bootstrap})
+        keeper = QueryKeeper(starters, query_topics(config), admin, log.warning)
+        return cls(service, keeper, targets)
 
     def failure(self) -> str | None:
-        """Why a query stopped by itself, or None while all run (or were stopped). A query that
-        died of SPARK-55271 after replaying a batch (:mod:`shared.spark_bugs`) is started again
-        in place, up to REPLAY_METRICS_RETRIES times a run, instead of failing the job."""
-        for index, query in enumerate(self.queries):
-            error = query.exception()
-            if error is None:
-                continue
-            tries = self.retries.get(query.name, 0)
-            if (
-                query.name in self.starters
-                and is_replay_metrics_fault(error)
-                and (tries < REPLAY_METRICS_RETRIES)
-            ):
-                log.warning("query %s hit SPARK-55271 after replaying its last batch: "
-                            "starting it again", query.name)  # fmt: skip
-                self.retries[query.name] = tries + 1
-                self.queries[index] = self.starters[query.name]()
-                continue
-            return f"query {query.name} stopped: {error}"
-        return None
+        """Why a query stopped for good, or None while all run, wait or were stopped (see
+        :mod:`shared.spark_query_keeper`); what they wait for goes into the status file."""
+        failure = self.keeper.look()
+        waiting = self.keeper.waiting()
+        if waiting != self.service.waiting:
+            self.service.waiting = waiting
+            self.service.write_status()
+        return failure
 
     def caught_up(self) -> bool:
         """True when every query got to where its topic ended when the run started."""
@@ -115,3 +116,11 @@ class AggregatorRun:
         stop_queries(self.queries)
         self.service.close()
         return self.service.flush(flush_timeout_s)
+
+
+def query_topics(config: AggregatorConfig) -> dict[str, Callable[[str], bool]]:
+    """The topics each query reads and writes: its input and the dead letters."""
+    return {
+        query_name(METRICS): lambda t: t in (config.metrics_topic, config.dlq_topic),
+        query_name(WINDOWS): lambda t: t in (config.windows_topic, config.dlq_topic),
+    }

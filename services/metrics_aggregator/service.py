@@ -82,6 +82,8 @@ class AggregatorService:
         self.status_file = status_path(settings)
         self.started_s = time.time()
         self.last_error: str | None = None
+        #: what its queries wait for (shared/spark_query_keeper.py), for `mesh status`
+        self.waiting: list[str] = []
         self._find_local_influx = find_local_influx
         self._influx: InfluxWriter | None = None
         self._influx_checked = float("-inf")
@@ -195,6 +197,7 @@ class AggregatorService:
                 "dlq": self.config.dlq_topic,
             },
             last_error=self.last_error,
+            waiting=self.waiting,
         )
 
     def write_status(self, state: str = RUNNING) -> None:

@@ -109,6 +109,7 @@ def status_document(
     influx_target: tuple[str, str] | None,
     topics: Mapping[str, str],
     last_error: str | None = None,
+    waiting: list[str] | None = None,
     now_s: float | None = None,
 ) -> dict[str, Any]:
     now_s = time.time() if now_s is None else now_s
@@ -142,4 +143,5 @@ def status_document(
         "influx": influx_doc,
         "topics": dict(topics),
         "last_error": last_error,
+        "waiting": list(waiting or []),
     }
