@@ -49,6 +49,7 @@ CASES: dict[str, Case] = {
     "cluster_rolling_restart": cluster_faults.cluster_rolling_restart,  # 19 (issue 48)
     "cluster_leaderless_alerts": cluster_faults.cluster_leaderless_alerts,  # 20 (issue 48)
     "cluster_leaderless_notifications": cluster_faults.cluster_leaderless_notifications,  # 21
+    "cluster_leaderless_raw": cluster_faults.cluster_leaderless_raw,  # 22 (issue 48)
 }
 
 #: Cases whose short form another case's covers, left out of `make test` (`make chaos` runs them).
@@ -80,6 +81,12 @@ COVERED_IN_SHORT = {
         "partition under a real notifier and checks that only the alerts partitions mapped to it "
         "are held back, the others delivered to a real webhook, the process alive, and every "
         "alert delivered exactly once after the node is back"
+    ),
+    "cluster_leaderless_raw": (
+        "tests/integration/test_kafka_cluster.py starts the real ingest job with the node that "
+        "alone holds a raw partition stopped and checks that routing holds only that partition, "
+        "routes the others, never restarts, and routes the held one once the node is back, "
+        "nothing twice but what a handover's mark allows"
     ),
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "

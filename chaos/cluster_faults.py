@@ -1,4 +1,4 @@
-"""Cases 16-21: a broker of three lost, hung, the controller killed, every node restarted, all
+"""Cases 16-22: a broker of three lost, hung, the controller killed, every node restarted, all
 under load on the whole mesh (issue 48).
 
 Each case is `mesh up --brokers 3` on a MESH_HOME of its own (a local KRaft cluster, every topic
@@ -21,6 +21,11 @@ with planted frauds, and its fault at a share of the feed:
     notifier holds back the alerts partitions whose notifications partition (the alerts
     partition modulo their count) is lost, delivers the others' alerts, and after the node is
     back restores and delivers the held ones, each once.
+22. ``cluster_leaderless_raw``: the same with ``raw.transactions`` at replication 1: ingest
+    hands routing over without the lost raw partitions 15 s after they lost their leader
+    (:mod:`services.ingest.routing_degrade`), routes the others meanwhile, and takes the lost
+    ones back where they were left once the node is back; a handover's stopped batch may be
+    routed again, as a kill's (its mark, :func:`chaos.replay_scope.handover_marks`).
 
 The short form in `make test` runs one mesh with three of them in a row (a mesh start is ~60 s
 of JVMs on two cores): the hang, the controller killed and brought back (it must catch up), then
@@ -69,7 +74,7 @@ from chaos.cluster_mesh import (
     window_latency,
 )
 from chaos.ledger import Ledger, ledger
-from chaos.replay_scope import replay_verdict
+from chaos.replay_scope import handover_marks, replay_verdict
 from chaos.report import CaseResult
 from chaos.service_kills import KillLog, ServiceKill, ServiceKiller, mixed_kills
 from chaos.smoke import SmokeFigures
@@ -280,6 +285,12 @@ def cluster_leaderless_notifications(settings: Settings, work: Path, short: bool
                 one_replica=("notifications",))  # fmt: skip
 
 
+def cluster_leaderless_raw(settings: Settings, work: Path, short: bool) -> CaseResult:
+    lost = Fault("raw's leader lost", 0.2, partial(lose_leader, topic="raw.transactions"))
+    return _run("cluster_leaderless_raw", settings, work, LONG, [lost],
+                one_replica=("raw.transactions",))  # fmt: skip
+
+
 #: `make chaos`'s feed for a cluster case: the whole mesh on two cores takes less than the echo
 #: cases' rates (at 800/s it fell minutes behind with no fault at all; docs/reliability.md).
 LONG = Load(180.0, 400.0)
@@ -409,8 +420,9 @@ class RoutingLedger(NamedTuple):
 
 def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> RoutingLedger:
     """Every raw record the cluster acknowledged against its routed copies, by coordinates. A
-    killed ingest may repeat what it had routed beyond its committed checkpoint, once
-    (:mod:`chaos.replay_scope`); nothing else may be repeated."""
+    killed ingest, or a routing handover that stopped a batch, may repeat what it had routed
+    beyond its committed checkpoint, once (:mod:`chaos.replay_scope`); nothing else may be
+    repeated."""
     routings = mesh.routings(run.bootstrap)
     copies = Counter(routing.source for routing in routings)
     unrouted = len(mesh.raw_coordinates(run.bootstrap) - copies.keys())
@@ -423,6 +435,12 @@ def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> Routi
         run.failures += replays.failures
         run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
                          f"checkpoint, {replays.replayed} routed again")  # fmt: skip
+        allowed += replays.replayable
+    for mark in handover_marks(mesh.routing_checkpoint().parent):
+        replays = replay_verdict(mark, routings)
+        run.failures += replays.failures
+        run.notes.append(f"routing handover: {replays.replayable} records routed beyond its "
+                         f"committed checkpoint, {replays.replayed} routed again")  # fmt: skip
         allowed += replays.replayable
     duplicated = sum(n - 1 for n in copies.values())
     return RoutingLedger(unrouted, duplicated, again_valid, again_invalid, allowed)

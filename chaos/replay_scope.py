@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from services.ingest.handover_marks import load_marks
 from shared.avro import AvroDeserializer
 from shared.lineage import SOURCE_HEADER
 from shared.spark_checkpoint import committed_kafka_offsets
@@ -85,6 +86,21 @@ def read_mark(
             break
         ends = again
     return KillMark(committed, ends)
+
+
+def handover_marks(checkpoints: Path) -> list[KillMark]:
+    """The mark of each routing handover of the ingest job checkpointing under ``checkpoints``
+    (:mod:`services.ingest.handover_marks`): a handover that stops a batch leaves what it had
+    routed beyond its committed offsets to be routed again, as a kill does."""
+    marks = []
+    for mark in load_marks(checkpoints):
+        committed = {t: {int(n): o for n, o in ps.items()} for t, ps in mark["committed"].items()}
+        outputs = {}
+        for key, end in mark["outputs"].items():
+            topic, partition = key.rsplit(":", 1)
+            outputs[(topic, int(partition))] = end
+        marks.append(KillMark(committed, outputs))
+    return marks
 
 
 class ReplayVerdict(NamedTuple):

@@ -41,10 +41,14 @@ def partition_names(partitions: Iterable[TopicPartitionKey]) -> str:
     return ", ".join(f"{topic}[{n}]" for topic, n in sorted(partitions))
 
 
+#: Whether a query reads or writes a partition (topic, partition number).
+Uses = Callable[[str, int], bool]
+
+
 @dataclass
 class _Kept:
     start: Callable[[], StreamingQuery]
-    uses: Callable[[str], bool]
+    uses: Uses
     query: StreamingQuery
     replay_retries: int = 0
     #: the partitions a stopped query waits for (empty: it runs)
@@ -52,14 +56,14 @@ class _Kept:
 
 
 class QueryKeeper:
-    """The job's queries by name, each with how to start it and which topics it reads and
-    writes (``uses``: a topic name -> whether the query needs it; patterns resolve against the
-    metadata). :meth:`look` is called from the job's watch loop."""
+    """The job's queries by name, each with how to start it and which partitions it reads and
+    writes (``uses``: patterns resolve against the metadata). :meth:`look` is called from the
+    job's watch loop."""
 
     def __init__(
         self,
         starters: Mapping[str, Callable[[], StreamingQuery]],
-        uses: Mapping[str, Callable[[str], bool]],
+        uses: Mapping[str, Uses],
         client: Any,
         say: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
@@ -76,6 +80,25 @@ class QueryKeeper:
     def queries(self) -> dict[str, StreamingQuery]:
         """Each query's current run (a restarted query is a new object)."""
         return {name: kept.query for name, kept in self._kept.items()}
+
+    @property
+    def leaderless(self) -> set[TopicPartitionKey]:
+        """The partitions without a leader at the last look at the cluster."""
+        return set(self._leaderless)
+
+    def waits_for(self, name: str) -> set[TopicPartitionKey]:
+        """What the stopped query ``name`` waits for (empty: it is not waiting)."""
+        return set(self._kept[name].waits_for)
+
+    def stalled_on(self, name: str) -> set[TopicPartitionKey]:
+        """The partitions ``name`` needs that had no leader at the last look."""
+        return self._needed(self._kept[name], self._leaderless)
+
+    def replace(self, name: str, query: StreamingQuery) -> None:
+        """``query`` is ``name``'s run from now on (started by the job itself): no longer
+        waiting."""
+        kept = self._kept[name]
+        kept.query, kept.waits_for = query, set()
 
     def look(self) -> str | None:
         """One round: queries that stopped are started again, held, or (any other stop) named
@@ -148,7 +171,7 @@ class QueryKeeper:
 
     @staticmethod
     def _needed(kept: _Kept, partitions: set[TopicPartitionKey]) -> set[TopicPartitionKey]:
-        return {(topic, n) for topic, n in partitions if kept.uses(topic)}
+        return {(topic, n) for topic, n in partitions if kept.uses(topic, n)}
 
 
 def _still_unknown(kept: _Kept, found: dict[str, dict[int, int]]) -> set[TopicPartitionKey]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 
 from services.ingest.config import IngestConfig
+from services.ingest.routing_handover import Handover
 from services.ingest.trigger_mode import SIDE_READ_TASKS
 from services.ingest.validation import CheckedType, checked_types, classify
 from shared.avro.catalogue import Catalogue
@@ -54,8 +55,16 @@ class IngestInputs:
                    spark_kafka_options(settings),
                    TopicNames.of(settings).ingest_group_prefix)  # fmt: skip
 
-    def raw(self, spark: SparkSession, config: IngestConfig, real_time: bool = False) -> DataFrame:
-        """Every raw topic, by pattern, with headers (for trace context), a task per partition.
+    def raw(
+        self,
+        spark: SparkSession,
+        config: IngestConfig,
+        real_time: bool = False,
+        handover: Handover | None = None,
+    ) -> DataFrame:
+        """Every raw topic, by pattern, with headers (for trace context), a task per partition;
+        routing after a handover reads the partitions it says, from where it says
+        (:mod:`services.ingest.routing_handover`).
         A loss of raw records (retention ahead of the reader) stops the query only if
         ``on_data_loss`` says fail; the job reports a loss while it was stopped itself
         (services.ingest.data_loss).
@@ -65,8 +74,7 @@ class IngestInputs:
         reader = (
             spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", self.bootstrap)
-            .option("subscribePattern", config.raw_pattern)
-            .option("startingOffsets", config.starting_offsets)
+            .options(**self._reads(config, handover))
             .option("includeHeaders", "true")
             .option("failOnDataLoss", str(config.fail_on_data_loss).lower())
             .option("kafka.metadata.max.age.ms", "5000")  # a new raw.<type> topic within seconds
@@ -79,6 +87,13 @@ class IngestInputs:
         if not real_time:
             reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
         return reader.load()
+
+    @staticmethod
+    def _reads(config: IngestConfig, handover: Handover | None) -> dict[str, str]:
+        if handover is None:
+            return {"subscribePattern": config.raw_pattern,
+                    "startingOffsets": config.starting_offsets}  # fmt: skip
+        return handover.source_options(config.raw_pattern)
 
     def side_raw(self, spark: SparkSession, config: IngestConfig) -> DataFrame:
         """The raw topics as a side query (window counts, span export) reads them: in

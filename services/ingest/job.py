@@ -32,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from services.ingest import routing_handover as handover
 from services.ingest.checkpoint_conf import checkpointed_shuffle_partitions
 from services.ingest.checkpoint_repair import clear_interrupted_writes
 from services.ingest.config import IngestConfig
@@ -42,9 +43,11 @@ from services.ingest.data_loss import (
     query_checkpoints,
     summary,
 )
+from services.ingest.handover_marks import Ends
 from services.ingest.inputs import REQUEST_TIMEOUT_MS, IngestInputs
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
+from services.ingest.routing_degrade import ROUTING_QUERY, RoutingDegrade
 from services.ingest.scheduling import in_default_pool, in_routing_pool, scheduler_options
 from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
@@ -63,11 +66,12 @@ from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
 from shared.kafka.config import admin_config
-from shared.kafka.security import unanswered
+from shared.kafka.inspect import partition_watermarks
+from shared.kafka.security import client_security, unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
-from shared.spark_query_keeper import QueryKeeper
+from shared.spark_query_keeper import QueryKeeper, Uses
 from shared.spark_session import spark_session, stop_spark
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
@@ -113,10 +117,9 @@ def start_routing(
     """raw -> classify -> records.<type> | records.invalid (stateless), real-time if planned."""
     inputs = inputs or IngestInputs.load(settings)
     real_time = trigger is not None and trigger.real_time
+    raw = inputs.raw(spark, config, real_time, handover.load(config.checkpoints(settings)))
     routed = route(
-        observe_outcomes(
-            inputs.classified(inputs.raw(spark, config, real_time), config), F.col(ERROR)
-        ),
+        observe_outcomes(inputs.classified(raw, config), F.col(ERROR)),
         inputs.types,
         inputs.catalogue,
         config.records_prefix,
@@ -125,7 +128,7 @@ def start_routing(
         config.trace_sample_ratio,
     )
     checkpoint = str(config.checkpoints(settings) / "routing")
-    writer = _kafka_sink(routed, inputs, checkpoint, "ingest-routing")
+    writer = _kafka_sink(routed, inputs, checkpoint, ROUTING_QUERY)
     if real_time:
         writer = _real_time(writer, spark, config.checkpoint_interval)
     else:
@@ -199,9 +202,7 @@ def query_starters(
     trigger = trigger or plan_trigger(spark, settings, config)
     inputs = IngestInputs.load(settings)  # one catalogue and classification for every query
     starters: dict[str, Callable[[], StreamingQuery]] = {
-        "ingest-routing": lambda: start_routing(
-            spark, settings, config, instance_id, trigger, inputs
-        ),
+        ROUTING_QUERY: lambda: start_routing(spark, settings, config, instance_id, trigger, inputs),
         "ingest-counts": lambda: start_counting(spark, settings, config, inputs),
     }
     if tracing is not None and tracing.enabled:
@@ -289,7 +290,11 @@ def main() -> int:
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
         starters = query_starters(spark, settings, config, instance, tracing, trigger)
-        keeper = QueryKeeper(starters, query_topics(config), admin_client(settings), _say)
+        client = admin_client(settings)
+        degrade = RoutingDegrade(client, config.checkpoints(settings), config.raw_pattern,
+                                 starters[ROUTING_QUERY], _routed_ends(settings, config),
+                                 _batch_wait_s(config), _say)  # fmt: skip
+        keeper = QueryKeeper(starters, query_partitions(config, degrade.reads), client, _say)
         _show_waiting(settings)([])  # a wait of an earlier run is over
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
@@ -305,10 +310,10 @@ def main() -> int:
     auto_master = not submitted and config.master == AUTO_MASTER
     resize = lambda: (_outgrown(settings, config, trigger, auto_master)  # noqa: E731
                       or _gap_passed(settings, config, trigger))  # fmt: skip
-    code, graceful = _watch(keeper, stopping, resize, _show_waiting(settings))
+    code, graceful = _watch(keeper, degrade, stopping, resize, _show_waiting(settings))
     queries = keeper.queries
-    if graceful and trigger.real_time and queries["ingest-routing"].isActive:
-        _await_checkpoint(queries["ingest-routing"], config)
+    if graceful and trigger.real_time and queries[ROUTING_QUERY].isActive:
+        _await_checkpoint(queries[ROUTING_QUERY], config)
     for query in queries.values():
         query.stop()
     metrics.close()
@@ -427,6 +432,7 @@ def _gap_passed(settings: Settings, config: IngestConfig, trigger: TriggerPlan) 
 
 def _watch(
     keeper: QueryKeeper,
+    degrade: RoutingDegrade,
     stopping: threading.Event,
     resize: Callable[[], str | None],
     status: Callable[[list[str]], None],
@@ -435,7 +441,8 @@ def _watch(
     longer fits (RESTART: the supervisor starts the job again, from its checkpoints); and
     whether the queries are still healthy enough to stop gracefully (not after a failure). A
     query that stopped on a known Spark fault, or for want of a leader, is kept by ``keeper``
-    (:mod:`shared.spark_query_keeper`) without a restart of the job; what it waits for goes to
+    (:mod:`shared.spark_query_keeper`) without a restart of the job, routing handed over
+    without the raw partitions that have no leader (``degrade``); what they wait for goes to
     ``status`` whenever that changes."""
     next_check = time.monotonic() + PARTITION_CHECK_S
     shown: list[str] = []
@@ -444,7 +451,8 @@ def _watch(
         if failure:
             print(f"ingest: {failure}", file=sys.stderr, flush=True)
             return RESTART, False
-        waiting = keeper.waiting()
+        degrade.look(keeper)
+        waiting = degrade.waiting() + keeper.waiting()
         if waiting != shown:
             shown = waiting
             status(waiting)
@@ -457,21 +465,51 @@ def _watch(
     return 0, True
 
 
-def query_topics(config: IngestConfig) -> dict[str, Callable[[str], bool]]:
-    """Which topics each of the job's queries reads or writes (the keeper holds a query back
-    while one of their partitions has no leader): every query reads the raw topics; routing
-    writes the records topics and the dead letters, the counts their windows topic."""
+def query_partitions(config: IngestConfig, routing_reads: Uses) -> dict[str, Uses]:
+    """Which partitions each of the job's queries reads or writes (the keeper holds a query back
+    while one of them has no leader): routing the raw ones it reads (``routing_reads``: not
+    those a handover holds), the records topics' and the dead letters'; the counts and the span
+    export every raw partition, the counts their windows topic's too."""
     raw = re.compile(config.raw_pattern)
     records = config.records_prefix + "."
 
-    def reads(topic: str) -> bool:
+    def reads(topic: str, n: int) -> bool:
         return raw.fullmatch(topic) is not None
 
+    def routing(topic: str, n: int) -> bool:
+        written = topic.startswith(records) or topic == config.invalid_topic
+        return written or routing_reads(topic, n)
+
     return {
-        "ingest-routing": lambda t: reads(t) or t.startswith(records) or t == config.invalid_topic,
-        "ingest-counts": lambda t: reads(t) or t == config.windows_topic,
+        ROUTING_QUERY: routing,
+        "ingest-counts": lambda t, n: reads(t, n) or t == config.windows_topic,
         "ingest-traces": reads,
     }
+
+
+def _routed_ends(settings: Settings, config: IngestConfig) -> Callable[[], Ends | None]:
+    """How to read the high watermark of every partition routing writes to (a handover's mark:
+    :mod:`services.ingest.handover_marks`); None when the cluster does not answer."""
+    records = config.records_prefix + "."
+
+    def read() -> Ends | None:
+        try:
+            names = [name for name in admin_client(settings).list_topics(timeout=10).topics
+                     if name.startswith(records) or name == config.invalid_topic]  # fmt: skip
+            found = partition_watermarks(resolve_bootstrap(settings), names,
+                                         login=client_security(settings))  # fmt: skip
+        except Exception:  # any failure: no mark, the handover goes on
+            return None
+        return {(topic, n): high for topic, parts in found.items()
+                for n, (_, high) in parts.items()}  # fmt: skip
+
+    return read
+
+
+def _batch_wait_s(config: IngestConfig) -> float:
+    """How long a handover waits for routing's running batch to commit: a real-time batch lasts
+    a checkpoint interval; a micro-batch is shorter."""
+    return checkpoint_seconds(config.checkpoint_interval) + 10.0
 
 
 def _say(line: str) -> None:

@@ -9,7 +9,6 @@ both ways.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from shared.avro.catalogue import Catalogue
 from shared.endpoints import resolve_bootstrap
 from shared.kafka.config import admin_config
 from shared.settings import Settings
-from shared.spark_query_keeper import QueryKeeper
+from shared.spark_query_keeper import QueryKeeper, Uses
 
 log = logging.getLogger(__name__)
 
@@ -118,9 +117,9 @@ class AggregatorRun:
         return self.service.flush(flush_timeout_s)
 
 
-def query_topics(config: AggregatorConfig) -> dict[str, Callable[[str], bool]]:
-    """The topics each query reads and writes: its input and the dead letters."""
+def query_topics(config: AggregatorConfig) -> dict[str, Uses]:
+    """The partitions each query reads and writes: its input's and the dead letters'."""
     return {
-        query_name(METRICS): lambda t: t in (config.metrics_topic, config.dlq_topic),
-        query_name(WINDOWS): lambda t: t in (config.windows_topic, config.dlq_topic),
+        query_name(METRICS): lambda t, n: t in (config.metrics_topic, config.dlq_topic),
+        query_name(WINDOWS): lambda t, n: t in (config.windows_topic, config.dlq_topic),
     }

@@ -1,7 +1,8 @@
 """The local 3-node KRaft cluster as a user meets it: `mesh broker start --brokers 3`, the topics
 applied at 3/2, drift on a topic with fewer replicas, the bad inputs, and one node stopped and
-brought back while a detector whose alerts partition and a notifier whose notifications partition
-lose their leader hold back only those (degrade, never stop). One cluster for the module (it
+brought back while a detector whose alerts partition, a notifier whose notifications partition
+and the ingest job whose raw partition lose their leader hold back only those (degrade, never
+stop). One cluster for the module (it
 starts in ~10 s); the mesh's services are not started here: the whole mesh on a cluster, under a
 broker loss, is chaos case 16 (test_chaos_short), and with the alerts at one replica case 20
 (`make chaos`)."""
@@ -12,6 +13,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,10 +21,16 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from mesh_cli import mesh
 
+from chaos.replay_scope import Routing, handover_marks, replay_verdict, routing_of
+from control.launch.ingest import ingest_process, start_ingest
+from control.supervised_service import supervised_child
 from shared.avro import AvroDeserializer
+from shared.json_files import read_json
 from shared.kafka.inspect import group_lag
 from shared.kafka.partitioner import partition_for
+from shared.service_files import ingest_status_file
 from shared.settings import Settings
+from shared.topic_names import TopicNames
 from testkit.detector_runs import DetectorProcess, produce_feed, read_topic
 from testkit.notifier_runs import NotifierProcess, alert, produce_alerts
 from tools.loadgen import StreamConfig
@@ -304,6 +312,80 @@ class _HeldNotifier:
         assert "alerts partition 1 waits" in log and "taken back" in log, log[-3000:]
 
 
+class _HeldIngest:
+    """The real ingest job (supervised, real-time routing) on a raw topic at one replica whose
+    partition 1 is on node 3 alone, started with node 3 already stopped: it neither exits nor
+    restarts; routing hands over without raw partition 1 (its status says it holds it) and
+    dead-letters the records of partitions 0, 2 and 3; node 3 back, it hands over again and
+    routes partition 1's from its start. Every raw record ends up routed, and none twice but
+    what a handover's stopped batch may repeat (its mark, chaos/replay_scope.py)."""
+
+    PER_PARTITION = 50
+
+    def __init__(self, bootstrap: str, tmp_path: Path) -> None:
+        prefix = f"routed{int(time.time())}."
+        self.names = TopicNames(prefix)
+        self.raw = self.names.raw("transactions")
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        created = admin.create_topics([
+            NewTopic(self.raw, 4, replica_assignment=[[1], [3], [2], [1]]),
+            NewTopic(self.names.invalid, 4, 3), NewTopic(self.names.records("transactions"), 4, 3),
+            NewTopic(self.names.windows, 2, 3), NewTopic(self.names.metrics, 2, 3),
+        ])  # fmt: skip
+        for future in created.values():
+            future.result(30)
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        for partition in range(4):
+            for n in range(self.PER_PARTITION):
+                producer.produce(self.raw, f"not json {n}".encode(), partition=partition)
+        assert producer.flush(30) == 0
+        self.settings = replace(Settings.from_env(), bootstrap_servers=bootstrap,
+                                home=tmp_path / "ingest-home", topic_prefix=prefix)  # fmt: skip
+        self.process = ingest_process(self.settings)
+
+    def start(self) -> None:
+        _, started = start_ingest(self.settings, {"MESH_INGEST_CHECKPOINT_INTERVAL": "5 seconds"})
+        assert started, self.process.log_file.read_text()[-3000:]
+
+    def _routed(self) -> list[Routing]:
+        decode = AvroDeserializer("invalid_record")
+        found = read_topic(self.settings, self.names.invalid, expect=10_000, timeout_s=5,
+                           idle_s=1)  # fmt: skip
+        return [routing_of(message, self.names.invalid, decode) for message in found]
+
+    def _sources(self, partitions: tuple[int, ...]) -> set[str]:
+        return {f"{self.raw}:{p}:{n}" for p in partitions for n in range(self.PER_PARTITION)}
+
+    def holds_back_one(self) -> None:
+        def holds() -> bool:
+            waiting = (read_json(ingest_status_file(self.settings.home)) or {}).get("waiting")
+            return f"ingest-routing holds {self.raw}[1] (no leader)" in "".join(waiting or [])
+
+        _eventually(holds, timeout=150)
+        _eventually(lambda: {r.source for r in self._routed()} == self._sources((0, 2, 3)), 60)
+        self._never_restarted()
+
+    def caught_up(self) -> None:
+        _eventually(lambda: {r.source for r in self._routed()} == self._sources((0, 1, 2, 3)), 90)
+        routings = self._routed()
+        marks = handover_marks(self.settings.home / "ingest" / "checkpoints")
+        assert len(marks) == 2, marks  # the partition left out, then taken back
+        allowed = 0
+        for mark in marks:
+            verdict = replay_verdict(mark, routings)
+            assert verdict.failures == [], verdict
+            allowed += verdict.replayable
+        assert len(routings) - len(self._sources((0, 1, 2, 3))) <= allowed
+        log = self.process.log_file.read_text()
+        assert "read again from where they were left" in log, log[-3000:]
+        self._never_restarted()
+        self.process.stop()
+
+    def _never_restarted(self) -> None:
+        child = supervised_child(self.process)
+        assert child is not None and child.restarts == 0 and child.state == "running", child
+
+
 def _node_3_is_lost(cluster: dict[str, str], topic: str) -> None:
     """What an operator sees with node 3 stopped; records still go into ``topic`` (three
     replicas) with acks=all."""
@@ -325,15 +407,17 @@ def _node_3_is_lost(cluster: dict[str, str], topic: str) -> None:
 
 def test_a_stopped_node_is_shown_lost_and_what_needs_it_alone_is_held_back(cluster, tmp_path):
     """Node 3 stopped and started again, once: `mesh broker status` and `mesh status` show it
-    lost and records still go in at acks=all; and two subjects on their own topics, a detector
-    whose alerts partitions 1 and 3 are on node 3 alone and a notifier whose notifications
-    partition 1 is (see each class), neither exits, each holds back only the partitions that
-    need a lost one and takes them back when the node returns; then the cluster is whole again.
+    lost and records still go in at acks=all; and three subjects on their own topics, a detector
+    whose alerts partitions 1 and 3 are on node 3 alone, a notifier whose notifications
+    partition 1 is and the ingest job whose raw partition 1 is (see each class): none exits,
+    each holds back only the partitions that need a lost one and takes them back when the node
+    returns; then the cluster is whole again.
     One outage for all of it: a node's stop and start are most of the time (make test's 40
     minutes).
     docs/reliability.md, "A partition without a leader"."""
     bootstrap = _bootstrap(cluster)
     with WebhookReceiver() as receiver, contextlib.ExitStack() as running:
+        ingest = _HeldIngest(bootstrap, tmp_path)
         detector = _HeldDetector(bootstrap, tmp_path)
         notifier = _HeldNotifier(bootstrap, tmp_path, receiver)
         acks = f"acks{int(time.time())}"
@@ -344,15 +428,19 @@ def test_a_stopped_node_is_shown_lost_and_what_needs_it_alone_is_held_back(clust
         stopped = mesh("broker", "stop", "--node", "3", env=cluster)
         assert stopped.returncode == 0 and "stopped Kafka node 3" in stopped.stdout, stopped.stdout
         try:
+            running.callback(ingest.process.stop)
+            ingest.start()
             running.enter_context(detector.start())
             running.callback(notifier.start().stop)
             _node_3_is_lost(cluster, acks)
             detector.holds_back_two()
             notifier.holds_back_two()
+            ingest.holds_back_one()
             back = mesh("broker", "start", "--node", "3", env=cluster, timeout=120)
             assert back.returncode == 0 and "started Kafka node 3" in back.stdout, back.stdout
             detector.caught_up()
             notifier.caught_up()
+            ingest.caught_up()
         finally:
             mesh("broker", "start", "--node", "3", env=cluster, timeout=120)
 

@@ -74,8 +74,8 @@ class _Job:
         self.keeper = QueryKeeper(
             {name: self._starter(name) for name in self.started},
             {
-                "routing": lambda t: t in ("raw.t", "records.t"),
-                "counts": lambda t: t in ("raw.t", "windows"),
+                "routing": lambda t, n: t in ("raw.t", "records.t"),
+                "counts": lambda t, n: t in ("raw.t", "windows"),
             },
             cluster,
             self.said.append,
