@@ -16,13 +16,14 @@ Modules, one concern each:
   data_loss      raw records retention removed before the job read them: found at start,
                  reported or refused (MESH_INGEST_ON_DATA_LOSS)
   checkpoint_repair  what a kill mid-write leaves in the checkpoints, cleared at start
+  keeping        the queries started under a keeper (a query stopped for want of a leader
+                 waits: shared/spark_query_keeper.py) and routing's handovers
   routing_handover   routing moved to a fresh checkpoint without (or again with) raw partitions
                  that lost their leader, each from exactly where it stood
   routing_degrade    when to hand over: a raw partition 15 s without a leader, or back
   handover_marks     what a handover's stopped batch may route twice, for the checks
   job            main(): wires the Kafka source to the routing and counting queries, watches
-                 them (a query stopped for want of a leader waits in the job:
-                 shared/spark_query_keeper.py), stops real-time routing at a checkpoint
+                 them, stops real-time routing at a checkpoint
 The faults of the pinned Spark the job steps around are in shared/spark_bugs.py (the metrics
 aggregator meets them too). Only Spark column expressions run per record: no Python UDF on the
 hot path.

@@ -16,7 +16,6 @@ runs and sizes the local master for it.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import sys
 import threading
@@ -43,8 +42,8 @@ from services.ingest.data_loss import (
     query_checkpoints,
     summary,
 )
-from services.ingest.handover_marks import Ends
 from services.ingest.inputs import REQUEST_TIMEOUT_MS, IngestInputs
+from services.ingest.keeping import keep_queries, show_waiting
 from services.ingest.metrics import IngestMetricsListener, observe_outcomes
 from services.ingest.routing import route
 from services.ingest.routing_degrade import ROUTING_QUERY, RoutingDegrade
@@ -66,12 +65,11 @@ from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
 from shared.json_files import read_json, write_json_atomic
 from shared.kafka.config import admin_config
-from shared.kafka.inspect import partition_watermarks
-from shared.kafka.security import client_security, unanswered
+from shared.kafka.security import unanswered
 from shared.metrics import MetricRegistry, MetricsReporter, add_process_gauges, instance_id
 from shared.service_files import ingest_mode_file, ingest_status_file
 from shared.settings import Settings
-from shared.spark_query_keeper import QueryKeeper, Uses
+from shared.spark_query_keeper import QueryKeeper
 from shared.spark_session import spark_session, stop_spark
 from shared.tracing import Tracing, setup_tracing
 from shared.tracing.stats import add_tracing_gauges
@@ -290,12 +288,8 @@ def main() -> int:
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
         starters = query_starters(spark, settings, config, instance, tracing, trigger)
-        client = admin_client(settings)
-        degrade = RoutingDegrade(client, config.checkpoints(settings), config.raw_pattern,
-                                 starters[ROUTING_QUERY], _routed_ends(settings, config),
-                                 _batch_wait_s(config), _say)  # fmt: skip
-        keeper = QueryKeeper(starters, query_partitions(config, degrade.reads), client, _say)
-        _show_waiting(settings)([])  # a wait of an earlier run is over
+        keeper, degrade = keep_queries(settings, config, starters, admin_client(settings))
+        show_waiting(settings)([])  # a wait of an earlier run is over
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -310,7 +304,7 @@ def main() -> int:
     auto_master = not submitted and config.master == AUTO_MASTER
     resize = lambda: (_outgrown(settings, config, trigger, auto_master)  # noqa: E731
                       or _gap_passed(settings, config, trigger))  # fmt: skip
-    code, graceful = _watch(keeper, degrade, stopping, resize, _show_waiting(settings))
+    code, graceful = _watch(keeper, degrade, stopping, resize, show_waiting(settings))
     queries = keeper.queries
     if graceful and trigger.real_time and queries[ROUTING_QUERY].isActive:
         _await_checkpoint(queries[ROUTING_QUERY], config)
@@ -463,71 +457,6 @@ def _watch(
                 print(f"ingest: {why}", file=sys.stderr, flush=True)
                 return RESTART, True
     return 0, True
-
-
-def query_partitions(config: IngestConfig, routing_reads: Uses) -> dict[str, Uses]:
-    """Which partitions each of the job's queries reads or writes (the keeper holds a query back
-    while one of them has no leader): routing the raw ones it reads (``routing_reads``: not
-    those a handover holds), the records topics' and the dead letters'; the counts and the span
-    export every raw partition, the counts their windows topic's too."""
-    raw = re.compile(config.raw_pattern)
-    records = config.records_prefix + "."
-
-    def reads(topic: str, n: int) -> bool:
-        return raw.fullmatch(topic) is not None
-
-    def routing(topic: str, n: int) -> bool:
-        written = topic.startswith(records) or topic == config.invalid_topic
-        return written or routing_reads(topic, n)
-
-    return {
-        ROUTING_QUERY: routing,
-        "ingest-counts": lambda t, n: reads(t, n) or t == config.windows_topic,
-        "ingest-traces": reads,
-    }
-
-
-def _routed_ends(settings: Settings, config: IngestConfig) -> Callable[[], Ends | None]:
-    """How to read the high watermark of every partition routing writes to (a handover's mark:
-    :mod:`services.ingest.handover_marks`); None when the cluster does not answer."""
-    records = config.records_prefix + "."
-
-    def read() -> Ends | None:
-        try:
-            names = [name for name in admin_client(settings).list_topics(timeout=10).topics
-                     if name.startswith(records) or name == config.invalid_topic]  # fmt: skip
-            found = partition_watermarks(resolve_bootstrap(settings), names,
-                                         login=client_security(settings))  # fmt: skip
-        except Exception:  # any failure: no mark, the handover goes on
-            return None
-        return {(topic, n): high for topic, parts in found.items()
-                for n, (_, high) in parts.items()}  # fmt: skip
-
-    return read
-
-
-def _batch_wait_s(config: IngestConfig) -> float:
-    """How long a handover waits for routing's running batch to commit: a real-time batch lasts
-    a checkpoint interval; a micro-batch is shorter."""
-    return checkpoint_seconds(config.checkpoint_interval) + 10.0
-
-
-def _say(line: str) -> None:
-    print(f"ingest: {line}", file=sys.stderr, flush=True)
-
-
-def _show_waiting(settings: Settings) -> Callable[[list[str]], None]:
-    """Writes what the queries wait for into the status file (`mesh status`: held back) and on
-    stderr."""
-
-    def show(waiting: list[str]) -> None:
-        status_file = ingest_status_file(settings.home)
-        status = read_json(status_file) or {}
-        write_json_atomic(status_file, {**status, "waiting": waiting, "updated": time.time()})
-        for line in waiting:
-            print(f"ingest: held back: {line}", file=sys.stderr, flush=True)
-
-    return show
 
 
 if __name__ == "__main__":
