@@ -73,8 +73,9 @@ class ClusterMesh:
                               cwd=PROJECT_ROOT, capture_output=True, text=True,
                               timeout=timeout)  # fmt: skip
 
-    def produce(self, count: int, rate: float) -> subprocess.Popen:
-        """`mesh produce` in the background: raw transactions and logins, 1 % planted frauds.
+    def produce(self, count: int, rate: float, customers: int = 100_000) -> subprocess.Popen:
+        """`mesh produce` in the background: raw transactions and logins, 1 % planted frauds,
+        from ``customers`` customers.
 
         Event time keeps step with the wall clock (``--event-rate`` = ``--rate``), as a live
         feed's does. Faster than its default pace (200/s) `mesh produce` compresses event time
@@ -86,7 +87,7 @@ class ClusterMesh:
         return subprocess.Popen(
             [sys.executable, "-m", "control.cli.main", "produce", "--count", str(count),
              "--rate", str(int(rate)), "--event-rate", str(int(rate)), "--fraud-share", "0.01",
-             "--customers", "100000", "--seed", SEED, "--no-progress"],
+             "--customers", str(customers), "--seed", SEED, "--no-progress"],
             env=self.env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True,
         )  # fmt: skip

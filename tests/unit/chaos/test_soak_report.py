@@ -125,3 +125,17 @@ def test_a_jvm_heap_judged_by_its_floor_ignores_what_was_in_flight_but_not_a_lea
     samples = _samples([{"history": 900.0}] * 12, heap=[{"history": float(v)} for v in history])
     lines, growing, _ = memory_lines(samples)
     assert len(growing) == 1 and lines[0].endswith("GROWING"), lines
+
+
+def test_a_server_whose_cache_cycles_is_flat_until_it_reaches_new_highs():
+    """The fifth soak's InfluxDB: its write cache filled and was written out (10 ... 26, then
+    12 ... 20 MiB); the second half's slope says growing, its highs do not. The same server
+    whose last third goes past its earlier high grows."""
+    cycled = [10, 12, 14, 18, 18, 19, 23, 26, 12, 14, 15, 18, 19, 20]
+    samples = _samples([{"influxdb": float(v)} for v in cycled])
+    lines, growing, filling = memory_lines(samples)
+    assert growing == filling == [] and lines[0].endswith("flat"), lines
+    leaking = [10, 12, 14, 18, 18, 19, 23, 26, 24, 27, 29, 31, 33, 35]
+    samples = _samples([{"influxdb": float(v)} for v in leaking])
+    _, growing, _ = memory_lines(samples)
+    assert len(growing) == 1 and growing[0].startswith("influxdb grows"), growing
