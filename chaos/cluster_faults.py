@@ -430,17 +430,14 @@ def _routing_ledger(run: ClusterRun, mesh: ClusterMesh, kills: KillLog) -> Routi
     valid = [r.source for r in routings if r.topic != "records.invalid"]
     again_valid, again_invalid = len(valid) - len(set(valid)), len(invalid) - len(set(invalid))
     allowed = 0
-    for mark in kills.ingest_marks:
+    marks = [("ingest kill", mark) for mark in kills.ingest_marks] + [
+        ("routing handover", mark) for mark in handover_marks(mesh.routing_checkpoint().parent)
+    ]
+    for what, mark in marks:
         replays = replay_verdict(mark, routings)
         run.failures += replays.failures
-        run.notes.append(f"ingest kill: {replays.replayable} records routed beyond its committed "
+        run.notes.append(f"{what}: {replays.replayable} records routed beyond its committed "
                          f"checkpoint, {replays.replayed} routed again")  # fmt: skip
-        allowed += replays.replayable
-    for mark in handover_marks(mesh.routing_checkpoint().parent):
-        replays = replay_verdict(mark, routings)
-        run.failures += replays.failures
-        run.notes.append(f"routing handover: {replays.replayable} records routed beyond its "
-                         f"committed checkpoint, {replays.replayed} routed again")  # fmt: skip
         allowed += replays.replayable
     duplicated = sum(n - 1 for n in copies.values())
     return RoutingLedger(unrouted, duplicated, again_valid, again_invalid, allowed)

@@ -15,14 +15,13 @@ an earlier graceful stop (both routings before the mark) are left to that stop's
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from services.ingest.handover_marks import load_marks
+from services.ingest.handover_marks import load_marks, settled_ends
 from shared.avro import AvroDeserializer
 from shared.lineage import SOURCE_HEADER
 from shared.spark_checkpoint import committed_kafka_offsets
@@ -78,13 +77,7 @@ def read_mark(
     read until two reads ``settle_s`` apart agree (a produce request the dead JVM had sent may
     still be appended; its restart takes far longer than that to route anything)."""
     committed = committed_kafka_offsets(routing_checkpoint) or {}
-    ends = output_ends()
-    for _ in range(5):
-        time.sleep(settle_s)
-        again = output_ends()
-        if again == ends:
-            break
-        ends = again
+    ends = settled_ends(output_ends, settle_s) or {}
     return KillMark(committed, ends)
 
 
@@ -92,15 +85,7 @@ def handover_marks(checkpoints: Path) -> list[KillMark]:
     """The mark of each routing handover of the ingest job checkpointing under ``checkpoints``
     (:mod:`services.ingest.handover_marks`): a handover that stops a batch leaves what it had
     routed beyond its committed offsets to be routed again, as a kill does."""
-    marks = []
-    for mark in load_marks(checkpoints):
-        committed = {t: {int(n): o for n, o in ps.items()} for t, ps in mark["committed"].items()}
-        outputs = {}
-        for key, end in mark["outputs"].items():
-            topic, partition = key.rsplit(":", 1)
-            outputs[(topic, int(partition))] = end
-        marks.append(KillMark(committed, outputs))
-    return marks
+    return [KillMark(mark.committed, mark.outputs) for mark in load_marks(checkpoints)]
 
 
 class ReplayVerdict(NamedTuple):

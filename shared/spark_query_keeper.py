@@ -25,7 +25,7 @@ from typing import Any
 
 from pyspark.sql.streaming import StreamingQuery
 
-from shared.kafka.leaders import TopicPartitionKey, leaders_by_topic
+from shared.kafka.leaders import TopicPartitionKey, leaders_by_topic, offline_in
 from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 #: Seconds between two looks at the cluster's leaders (one metadata request).
@@ -70,10 +70,12 @@ class QueryKeeper:
     ) -> None:
         self._kept = {name: _Kept(start, uses[name], start()) for name, start in starters.items()}
         self._client, self._say, self._clock = client, say, clock
-        #: partition -> when it was last seen without a leader
+        #: partition -> when it was last seen without a leader (the last LEADERLESS_MEMORY_S)
         self._leaderless_at: dict[TopicPartitionKey, float] = {}
-        #: the partitions without a leader at the last look
-        self._leaderless: set[TopicPartitionKey] = set()
+        #: partition without a leader at the last look -> since when, without a break
+        self._leaderless_since: dict[TopicPartitionKey, float] = {}
+        #: the cluster's topics -> partition -> leader at the last answered look
+        self._found: dict[str, dict[int, int]] = {}
         self._next_look = 0.0
 
     @property
@@ -84,7 +86,17 @@ class QueryKeeper:
     @property
     def leaderless(self) -> set[TopicPartitionKey]:
         """The partitions without a leader at the last look at the cluster."""
-        return set(self._leaderless)
+        return set(self._leaderless_since)
+
+    def leaderless_for(self, partition: TopicPartitionKey) -> float:
+        """Seconds ``partition`` has been without a leader, look after look (0: it has one)."""
+        since = self._leaderless_since.get(partition)
+        return 0.0 if since is None else self._clock() - since
+
+    @property
+    def topics(self) -> dict[str, dict[int, int]]:
+        """Each topic's partitions and their leader (-1: none) at the last answered look."""
+        return self._found
 
     def waits_for(self, name: str) -> set[TopicPartitionKey]:
         """What the stopped query ``name`` waits for (empty: it is not waiting)."""
@@ -92,7 +104,7 @@ class QueryKeeper:
 
     def stalled_on(self, name: str) -> set[TopicPartitionKey]:
         """The partitions ``name`` needs that had no leader at the last look."""
-        return self._needed(self._kept[name], self._leaderless)
+        return self._needed(self._kept[name], set(self._leaderless_since))
 
     def replace(self, name: str, query: StreamingQuery) -> None:
         """``query`` is ``name``'s run from now on (started by the job itself): no longer
@@ -125,7 +137,7 @@ class QueryKeeper:
             if kept.waits_for:
                 lines.append(f"{name} waits for {partition_names(kept.waits_for)}")
                 continue
-            stalled = self._needed(kept, self._leaderless)
+            stalled = self._needed(kept, set(self._leaderless_since))
             if stalled:
                 lines.append(f"{name} stalls: no leader for {partition_names(stalled)}")
         return lines
@@ -154,11 +166,11 @@ class QueryKeeper:
         found = leaders_by_topic(self._client)
         if found is None:  # no answer: says nothing about leaders
             return
-        leaderless = {(t, n) for t, parts in found.items() for n, leader in parts.items()
-                      if leader < 0}  # fmt: skip
-        for partition in leaderless:
-            self._leaderless_at[partition] = now
-        self._leaderless = leaderless
+        self._found = found
+        leaderless = offline_in(found, found)
+        self._leaderless_since = {p: self._leaderless_since.get(p, now) for p in leaderless}
+        recent = {p: at for p, at in self._leaderless_at.items() if now - at <= LEADERLESS_MEMORY_S}
+        self._leaderless_at = recent | dict.fromkeys(leaderless, now)
         for name, kept in self._kept.items():
             if not kept.waits_for:
                 continue

@@ -52,6 +52,8 @@ from services.ingest.trace_export import start_trace_export
 from services.ingest.trigger_mode import (
     AUTO_MASTER,
     TriggerPlan,
+    await_batch_end,
+    batch_wait_s,
     checkpoint_seconds,
     master_for,
     outgrown,
@@ -257,6 +259,7 @@ RESTART = 3
 
 def main() -> int:
     settings = Settings.from_env()
+    stopping = threading.Event()
     try:
         config = IngestConfig.from_settings(settings)
         instance = instance_id("ingest")
@@ -288,14 +291,14 @@ def main() -> int:
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
         starters = query_starters(spark, settings, config, instance, tracing, trigger)
-        keeper, degrade = keep_queries(settings, config, starters, admin_client(settings))
+        keeper, degrade = keep_queries(settings, config, starters, admin_client(settings),
+                                       stopping)  # fmt: skip
         show_waiting(settings)([])  # a wait of an earlier run is over
     except MeshError as exc:
         print(f"ingest: error: {exc}", file=sys.stderr)
         return 2
     metrics = MetricsReporter.for_settings(registry, settings)
     metrics.start()
-    stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     reporter = threading.Thread(target=_report, args=(keeper, stopping), daemon=True)
@@ -391,12 +394,7 @@ def _await_checkpoint(routing: StreamingQuery, config: IngestConfig) -> None:
     interval = checkpoint_seconds(config.checkpoint_interval)
     print(f"ingest: stopping at routing's next checkpoint (at most {interval:.0f} s away)",
           flush=True)  # fmt: skip
-    finished = (routing.lastProgress or {}).get("batchId")
-    deadline = time.monotonic() + interval + 10.0
-    while routing.isActive and time.monotonic() < deadline:
-        if (routing.lastProgress or {}).get("batchId") != finished:
-            return
-        time.sleep(0.2)
+    await_batch_end(routing, batch_wait_s(config.checkpoint_interval))
 
 
 def _outgrown(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,10 +19,9 @@ from pyspark.sql.streaming import StreamingQuery
 from services.ingest.config import IngestConfig
 from services.ingest.handover_marks import Ends
 from services.ingest.routing_degrade import ROUTING_QUERY, RoutingDegrade
-from services.ingest.trigger_mode import checkpoint_seconds
+from services.ingest.trigger_mode import batch_wait_s
 from shared.endpoints import resolve_bootstrap
 from shared.json_files import read_json, write_json_atomic
-from shared.kafka.config import admin_config
 from shared.kafka.inspect import partition_watermarks
 from shared.kafka.security import client_security
 from shared.service_files import ingest_status_file
@@ -34,12 +34,15 @@ def keep_queries(
     config: IngestConfig,
     starters: dict[str, Callable[[], StreamingQuery]],
     client: AdminClient,
+    stopping: threading.Event,
 ) -> tuple[QueryKeeper, RoutingDegrade]:
     """The job's queries started (``starters``, by name), under a keeper, and routing's
-    handovers; ``client`` asks the cluster for leaders."""
-    degrade = RoutingDegrade(client, config.checkpoints(settings), config.raw_pattern,
-                             starters[ROUTING_QUERY], _routed_ends(settings, config),
-                             _batch_wait_s(config), _say)  # fmt: skip
+    handovers; ``client`` asks the cluster for leaders; a handover waiting for a batch's end
+    gives up on ``stopping`` (the job's own stop waits for one too)."""
+    degrade = RoutingDegrade(config.checkpoints(settings), config.raw_pattern,
+                             starters[ROUTING_QUERY], _routed_ends(settings, config, client),
+                             batch_wait_s(config.checkpoint_interval), _say,
+                             config.starting_offsets, stopping.is_set)  # fmt: skip
     return QueryKeeper(starters, query_partitions(config, degrade.reads), client, _say), degrade
 
 
@@ -65,15 +68,16 @@ def query_partitions(config: IngestConfig, routing_reads: Uses) -> dict[str, Use
     }
 
 
-def _routed_ends(settings: Settings, config: IngestConfig) -> Callable[[], Ends | None]:
+def _routed_ends(
+    settings: Settings, config: IngestConfig, client: AdminClient
+) -> Callable[[], Ends | None]:
     """How to read the high watermark of every partition routing writes to (a handover's mark:
     :mod:`services.ingest.handover_marks`); None when the cluster does not answer."""
     records = config.records_prefix + "."
 
     def read() -> Ends | None:
         try:
-            admin = AdminClient(admin_config(settings, log_level=2))
-            names = [name for name in admin.list_topics(timeout=10).topics
+            names = [name for name in client.list_topics(timeout=10).topics
                      if name.startswith(records) or name == config.invalid_topic]  # fmt: skip
             found = partition_watermarks(resolve_bootstrap(settings), names,
                                          login=client_security(settings))  # fmt: skip
@@ -83,12 +87,6 @@ def _routed_ends(settings: Settings, config: IngestConfig) -> Callable[[], Ends 
                 for n, (_, high) in parts.items()}  # fmt: skip
 
     return read
-
-
-def _batch_wait_s(config: IngestConfig) -> float:
-    """How long a handover waits for routing's running batch to commit: a real-time batch lasts
-    a checkpoint interval; a micro-batch is shorter."""
-    return checkpoint_seconds(config.checkpoint_interval) + 10.0
 
 
 def _say(line: str) -> None:

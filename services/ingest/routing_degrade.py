@@ -19,8 +19,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from services.ingest.data_loss import resume_offsets
 from services.ingest.handover_marks import Ends, save_mark, settled_ends
-from services.ingest.routing_handover import ROUTING, Partition, hand_over, load
-from shared.kafka.leaders import leaders_by_topic
+from services.ingest.routing_handover import ROUTING, Partition, first_start, hand_over, load
+from services.ingest.trigger_mode import await_batch_end
 from shared.spark_query_keeper import QueryKeeper, partition_names
 
 ROUTING_QUERY = "ingest-routing"
@@ -36,23 +36,28 @@ class RoutingDegrade:
 
     def __init__(
         self,
-        client: object,
         checkpoints: Path,
         raw_pattern: str,
         start: Callable[[], StreamingQuery],
         output_ends: Callable[[], Ends | None],
         batch_wait_s: float,
         say: Callable[[str], None],
-        clock: Callable[[], float] = time.monotonic,
+        starting_offsets: str = "earliest",
+        give_up: Callable[[], bool] = lambda: False,
     ) -> None:
-        self._client, self._checkpoints = client, checkpoints
-        self._raw = re.compile(raw_pattern)
+        """``start`` starts routing (on the handover it finds); ``output_ends`` reads the routed
+        topics' ends for a mark; ``starting_offsets`` is where routing that never ran starts;
+        ``give_up`` says the job is stopping (a handover waiting for a batch's end stops
+        waiting)."""
+        self._checkpoints, self._raw = checkpoints, re.compile(raw_pattern)
         self._start, self._output_ends = start, output_ends
-        self._batch_wait_s, self._say, self._clock = batch_wait_s, say, clock
-        #: raw partitions routing needs, and since when each has had no leader
-        self._leaderless_since: dict[Partition, float] = {}
-        current = load(checkpoints)
-        self._held: set[Partition] = current.held_partitions() if current else set()
+        self._batch_wait_s, self._say, self._give_up = batch_wait_s, say, give_up
+        self._first_start = first_start(starting_offsets)
+        self._current = load(checkpoints)
+
+    @property
+    def _held(self) -> set[Partition]:
+        return self._current.held_partitions() if self._current else set()
 
     def reads(self, topic: str, partition: int) -> bool:
         """Whether routing reads this partition now: a raw one it does not hold."""
@@ -66,31 +71,31 @@ class RoutingDegrade:
                 "other raw partitions"]  # fmt: skip
 
     def look(self, keeper: QueryKeeper) -> None:
-        """Hand over if what routing should leave out is not what it leaves out now (``keeper``
-        runs the job's queries and knows the partitions without a leader)."""
+        """Hand over if what routing should leave out is not what it leaves out now, or raw
+        partitions appeared that routing, reading named partitions, would not read (``keeper``
+        runs the job's queries and knows the cluster's partitions and leaders)."""
+        if not keeper.topics:
+            return  # the cluster has not answered yet: nothing is known of its partitions
         needed = keeper.waits_for(ROUTING_QUERY) | keeper.stalled_on(ROUTING_QUERY)
-        now = self._clock()
-        self._leaderless_since = {p: self._leaderless_since.get(p, now) for p in needed}
         if any(self._raw.fullmatch(topic) is None for topic, _ in needed):
             return  # a sink partition lacks a leader: nothing to hand over, routing waits
-        lost = {p for p, since in self._leaderless_since.items() if now - since >= LOST_AFTER_S}
-        leave_out = lost | (self._held & keeper.leaderless)
-        if leave_out == self._held:
+        held = self._held
+        lost = {p for p in needed if keeper.leaderless_for(p) >= LOST_AFTER_S}
+        leave_out = lost | (held & keeper.leaderless)
+        raw_now = {t: sorted(ps) for t, ps in keeper.topics.items() if self._raw.fullmatch(t)}
+        if leave_out == held and not (held and self._unread(raw_now)):
             return
-        found = leaders_by_topic(self._client)
-        if found is None:
-            return  # no metadata now: the next look tries again
-        raw_now = {t: sorted(ps) for t, ps in found.items() if self._raw.fullmatch(t)}
         began = time.monotonic()
         query = keeper.queries[ROUTING_QUERY]
-        if leave_out - self._held:
+        if leave_out - held:
             query.stop()  # its running batch cannot commit without the partition: stop now
-        else:
-            self._stop_between_batches(query)
+        else:  # every partition it reads has a leader: its batch ends on time
+            await_batch_end(query, self._batch_wait_s, self._give_up)
+            query.stop()
         self._mark()
-        handover = hand_over(self._checkpoints, leave_out, raw_now)
-        returned, self._held = self._held - handover.held_partitions(), handover.held_partitions()
+        self._current = hand_over(self._checkpoints, leave_out, raw_now, self._first_start)
         keeper.replace(ROUTING_QUERY, self._start())
+        returned = held - self._held
         took = f"routing handed over in {time.monotonic() - began:.1f} s"
         if returned:
             self._say(f"{took}: {partition_names(returned)} read again from where they were "
@@ -98,6 +103,12 @@ class RoutingDegrade:
         if self._held:
             self._say(f"{took}: it holds {partition_names(self._held)} at their offsets (no "
                       "leader) and routes the other raw partitions")  # fmt: skip
+
+    def _unread(self, raw_now: dict[str, list[int]]) -> set[Partition]:
+        """Raw partitions of the cluster the running handover neither reads nor holds (a raw
+        topic created, or grown, while routing reads named partitions)."""
+        known = self._current.partitions() if self._current else set()
+        return {(t, n) for t, ps in raw_now.items() for n in ps} - known
 
     def _mark(self) -> None:
         """Note what the stopped routing may have routed beyond its committed offsets
@@ -108,17 +119,3 @@ class RoutingDegrade:
             return
         committed = resume_offsets(self._checkpoints / ROUTING) or {}
         save_mark(self._checkpoints, committed, ends)
-
-    def _stop_between_batches(self, query: StreamingQuery) -> None:
-        """Stop routing as its running batch commits (all raw partitions have a leader: a
-        batch ends on time), so that next to nothing routed is left uncommitted; bounded by
-        ``batch_wait_s``."""
-        if not query.isActive:
-            return
-        finished = (query.lastProgress or {}).get("batchId")
-        deadline = time.monotonic() + self._batch_wait_s
-        while query.isActive and time.monotonic() < deadline:
-            if (query.lastProgress or {}).get("batchId") != finished:
-                break
-            time.sleep(0.2)
-        query.stop()

@@ -41,8 +41,9 @@ NEXT_FILE = "routing.handover.next.json"
 REPLACED = "routing.replaced"
 #: Replaced checkpoints kept (the newest), for an operator who wants to see what ran before.
 KEPT_REPLACED = 3
-#: The Kafka source's "from the partition's earliest offset" in a startingOffsets document.
-EARLIEST = -2
+#: The Kafka source's "from the partition's earliest / latest offset" in a startingOffsets
+#: document.
+EARLIEST, LATEST = -2, -1
 
 Partition = tuple[str, int]
 
@@ -58,6 +59,10 @@ class Handover:
     def held_partitions(self) -> set[Partition]:
         return {(topic, n) for topic, parts in self.held.items() for n in parts}
 
+    def partitions(self) -> set[Partition]:
+        """Every raw partition it knows: read or held."""
+        return self.held_partitions() | {(t, n) for t, parts in self.start.items() for n in parts}
+
     def source_options(self, raw_pattern: str) -> dict[str, str]:
         """The Kafka source options of routing on this handover's checkpoint: every raw topic by
         pattern when nothing is held, else the partitions of ``start`` by name; and their start
@@ -67,10 +72,15 @@ class Handover:
             if not self.held
             else {"assign": json.dumps({t: sorted(ps) for t, ps in sorted(self.start.items())})}
         )
-        return {**reads, "startingOffsets": json.dumps(_as_json(self.start))}
+        return {**reads, "startingOffsets": json.dumps(offsets_json(self.start))}
 
     def as_json(self) -> dict[str, object]:
-        return {"start": _as_json(self.start), "held": _as_json(self.held)}
+        return {"start": offsets_json(self.start), "held": offsets_json(self.held)}
+
+
+def first_start(starting_offsets: str) -> int:
+    """Where routing that never ran starts a partition (MESH_INGEST_STARTING_OFFSETS)."""
+    return LATEST if starting_offsets == "latest" else EARLIEST
 
 
 def load(checkpoints: Path) -> Handover | None:
@@ -90,20 +100,29 @@ def load(checkpoints: Path) -> Handover | None:
 
 
 def hand_over(
-    checkpoints: Path, leave_out: Iterable[Partition], raw_now: Mapping[str, Iterable[int]]
+    checkpoints: Path,
+    leave_out: Iterable[Partition],
+    raw_now: Mapping[str, Iterable[int]],
+    never_ran: int = EARLIEST,
 ) -> Handover:
     """Move routing's stopped checkpoint aside and return the handover its successor starts
-    on: every raw partition of ``raw_now`` (the cluster's, now) but those of ``leave_out`` and
-    those still held, each from where routing left it (a partition it never read: its
-    earliest); the partitions left out held at theirs (taken back: not in ``leave_out``)."""
+    on: every raw partition of ``raw_now`` (the cluster's, now) but those of ``leave_out``, each
+    from where routing left it; those of ``leave_out`` held at theirs (a held partition not in
+    ``leave_out`` is taken back). Where routing left a partition: its checkpoint's last
+    committed batch, else (nothing committed yet) where the running handover started or holds
+    it, else its earliest (a partition that appeared since), or ``never_ran`` if routing never
+    ran at all."""
     current = load(checkpoints)
-    stood = _merged(current.held if current else {}, resume_offsets(checkpoints / ROUTING) or {})
+    read = resume_offsets(checkpoints / ROUTING)
+    earlier = _merged(current.start, current.held) if current else {}
+    stood = _merged(earlier, read or {})
+    unknown = EARLIEST if current or read else never_ran
     out = set(leave_out)
     start: Offsets = {}
     held: Offsets = {}
     for topic, partitions in raw_now.items():
         for n in partitions:
-            offset = stood.get(topic, {}).get(n, EARLIEST)
+            offset = stood.get(topic, {}).get(n, unknown)
             chosen = held if (topic, n) in out else start
             chosen.setdefault(topic, {})[n] = offset
     handover = Handover(start, held)
@@ -125,16 +144,16 @@ def _move_aside(checkpoints: Path) -> None:
         shutil.rmtree(replaced / str(old), ignore_errors=True)
 
 
-def _merged(held: Offsets, read: Offsets) -> Offsets:
-    """Held partitions at their kept offsets, the others where the checkpoint left them."""
-    merged = {topic: dict(parts) for topic, parts in read.items()}
-    for topic, parts in held.items():
-        for n, offset in parts.items():
-            merged.setdefault(topic, {})[n] = offset
+def _merged(base: Offsets, over: Offsets) -> Offsets:
+    """``base``'s offsets, those of ``over`` in their place where it has them."""
+    merged = {topic: dict(parts) for topic, parts in base.items()}
+    for topic, parts in over.items():
+        merged.setdefault(topic, {}).update(parts)
     return merged
 
 
-def _as_json(offsets: Offsets) -> dict[str, dict[str, int]]:
+def offsets_json(offsets: Offsets) -> dict[str, dict[str, int]]:
+    """``offsets`` as Spark's Kafka source writes them (partition numbers as strings)."""
     return {t: {str(n): o for n, o in sorted(ps.items())} for t, ps in sorted(offsets.items())}
 
 

@@ -20,7 +20,8 @@ supervisor starts it again, sized for the new count (see :func:`outgrown`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,6 +83,25 @@ def spark_duration(value: str, setting: str, minimum_s: float = 0.0) -> float:
 def checkpoint_seconds(interval: str) -> float:
     """Real-time mode's batch length, at least Spark's 5 s minimum."""
     return spark_duration(interval, "MESH_INGEST_CHECKPOINT_INTERVAL", MIN_CHECKPOINT_S)
+
+
+def batch_wait_s(checkpoint_interval: str) -> float:
+    """How long routing's running batch may take to end and commit: a real-time batch lasts a
+    checkpoint interval (a micro-batch less), plus the seconds a hand-over between two takes."""
+    return checkpoint_seconds(checkpoint_interval) + 10.0
+
+
+def await_batch_end(query: Any, wait_s: float, give_up: Callable[[], bool] = lambda: False) -> None:
+    """Return once ``query``'s running batch has ended and committed (its progress names another
+    batch), it stopped, ``wait_s`` passed or ``give_up()`` says so. A stop right after it comes
+    as the next batch starts, with next to nothing routed and uncommitted; a stop mid-batch
+    leaves the whole batch to be routed again."""
+    finished = (query.lastProgress or {}).get("batchId")
+    deadline = time.monotonic() + wait_s
+    while query.isActive and time.monotonic() < deadline and not give_up():
+        if (query.lastProgress or {}).get("batchId") != finished:
+            return
+        time.sleep(0.2)
 
 
 def check_mode(mode: str) -> str:

@@ -61,9 +61,8 @@ class _Job:
         (committed / "offsets" / "4").write_text('v1\n{}\n{"raw.t":{"0":100,"1":200}}\n')
         (committed / "commits" / "4").write_text("v1\n{}\n")
         self.ends = {("records.t", 0): 40, ("records.t", 1): 50}
-        self.degrade = RoutingDegrade(self.cluster, tmp, r"raw\..*", self._start,
-                                      lambda: dict(self.ends), 0.5, self.said.append,
-                                      clock=lambda: self.now)  # fmt: skip
+        self.degrade = RoutingDegrade(tmp, r"raw\..*", self._start, lambda: dict(self.ends), 0.5,
+                                      self.said.append)  # fmt: skip
         self.keeper = QueryKeeper(
             {ROUTING_QUERY: self._start},
             {ROUTING_QUERY: lambda t, n: t == "records.t" or self.degrade.reads(t, n)},
@@ -128,3 +127,21 @@ def test_a_lost_records_partition_is_waited_for_not_handed_over(tmp_path: Path) 
     assert len(job.started) == 1 and not job.started[0].stopped
     assert not (tmp_path / HANDOVER_FILE).exists()
     assert job.keeper.waiting() == ["ingest-routing stalls: no leader for records.t[0]"]
+
+
+def test_a_raw_partition_created_while_one_is_held_is_read_without_waiting_for_the_leader(
+    tmp_path: Path,
+) -> None:
+    """Reading named partitions, routing would not see a new one: it hands over to read it
+    (from its earliest), the lost one still held."""
+    job = _Job(tmp_path)
+    job.look()
+    job.cluster.leaders["raw.t"][1] = -1
+    while len(job.started) == 1:
+        job.look()
+    job.cluster.leaders["raw.t"][2] = 3  # the topic grew
+    job.look()
+    assert len(job.started) == 3
+    handover = load(tmp_path)
+    assert handover.held == {"raw.t": {1: 200}}  # type: ignore[union-attr]
+    assert handover.start == {"raw.t": {0: 100, 2: -2}}  # type: ignore[union-attr]

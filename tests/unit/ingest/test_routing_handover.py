@@ -12,10 +12,12 @@ from services.ingest.routing_handover import (
     EARLIEST,
     HANDOVER_FILE,
     KEPT_REPLACED,
+    LATEST,
     NEXT_FILE,
     REPLACED,
     ROUTING,
     Handover,
+    first_start,
     hand_over,
     load,
 )
@@ -67,6 +69,26 @@ def test_a_held_partition_is_taken_back_at_its_offset_and_routing_reads_by_patte
     assert back.start == {"raw.t": {0: 400, 1: 20, 2: 500}, "raw.l": {0: 60, 1: 70}}
     options = back.source_options("raw\\..*")
     assert options["subscribePattern"] == "raw\\..*" and "assign" not in options
+
+
+def test_a_handover_before_its_successor_committed_keeps_where_that_one_started(
+    tmp_path: Path,
+) -> None:
+    """A second partition lost before the first handover's query committed (or planned) any
+    batch: its checkpoint says nothing yet, so the start offsets the handover gave it stand
+    (not the partitions' earliest: every retained record routed again)."""
+    _committed(tmp_path, 7, {"raw.t": {"0": 10, "1": 20, "2": 30}, "raw.l": {"0": 5, "1": 6}})
+    hand_over(tmp_path, {("raw.t", 1)}, RAW)
+    second = hand_over(tmp_path, {("raw.t", 1), ("raw.l", 0)}, RAW)
+    assert second.start == {"raw.t": {0: 10, 2: 30}, "raw.l": {1: 6}}
+    assert second.held == {"raw.t": {1: 20}, "raw.l": {0: 5}}
+
+
+def test_routing_that_never_ran_hands_over_from_where_it_was_told_to_start(
+    tmp_path: Path,
+) -> None:
+    assert hand_over(tmp_path, {("raw.t", 1)}, RAW, LATEST).start["raw.l"] == {0: LATEST, 1: LATEST}
+    assert first_start("latest") == LATEST and first_start("earliest") == EARLIEST
 
 
 def test_a_partition_routing_never_read_starts_at_its_earliest(tmp_path: Path) -> None:
