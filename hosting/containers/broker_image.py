@@ -13,7 +13,7 @@ entrypoint appends when the broker's topics are replicated.
 
 from __future__ import annotations
 
-from hosting.servers.broker import ALONE, CLUSTER_FAILURE_DETECTION, Durability, broker_properties
+from hosting.servers.broker import ALONE, CLUSTER_ONLY, Durability, broker_properties
 
 #: What the entrypoint replaces, and the container variable it takes the value from.
 NODE, VOTERS, REPLICAS, MIN_ISR = "@NODE@", "@VOTERS@", "@REPLICAS@", "@MIN_ISR@"
@@ -40,7 +40,7 @@ def server_template() -> str:
 
 def cluster_settings() -> str:
     """``cluster.properties``: appended to a node whose broker topics are replicated."""
-    return "".join(f"{key}={value}\n" for key, value in CLUSTER_FAILURE_DETECTION.items())
+    return "".join(f"{key}={value}\n" for key, value in CLUSTER_ONLY.items())
 
 
 def _rendered(internal: Durability) -> str:

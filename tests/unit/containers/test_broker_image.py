@@ -35,3 +35,8 @@ def test_a_filled_in_template_is_the_local_mesh_s_broker(node, voters, internal)
 def test_only_a_cluster_s_node_fences_a_lost_peer_fast() -> None:
     assert "broker.session.timeout.ms" not in server_template()
     assert "broker.session.timeout.ms=" in cluster_settings()
+
+
+def test_only_a_cluster_s_node_snapshots_its_metadata_every_few_minutes() -> None:
+    assert "metadata.log.max.snapshot.interval.ms" not in server_template()
+    assert "metadata.log.max.snapshot.interval.ms=300000" in cluster_settings()
