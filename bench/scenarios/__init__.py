@@ -18,6 +18,7 @@ from bench.scenarios import (
     metrics,
     naive_loop,
     notifier,
+    notifier_hop,
     raw_pipe,
     state_scale,
     tracing,
@@ -44,6 +45,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "cold_start": cold_start.run_cold_start,
     "containers": containers.run_all,
     "notifier": notifier.run_all,
+    "notifier_hop": notifier_hop.run_all,
     "backtest": backtest.run_backtest_bench,
     "history_cpu": history_cpu.run_history_cpu,
 }

@@ -12,7 +12,7 @@ system would (:mod:`bench.plain_feed`: a plain producer of JSON) or with the pro
 finds the highest rate every stage keeps up with. ``MESH_BENCH_E2E_SCALE`` multiplies every
 duration (0.2 for a quick look; 5 holds each ramp step the issue's five minutes).
 
-Each run also draws its latency over time (:mod:`bench.latency_picture`: p50, p99 and max per 5 s
+Each run also draws its latency over time (:mod:`shared.latency_picture`: p50, p99 and max per 5 s
 of raw-record time) to ``bench-results/e2e_<run>.svg`` and prints the same buckets as text, so a
 spike every checkpoint interval shows as one.
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bench.latency_picture import BUCKET_S, buckets, text_rows, write_svg
+from shared.latency_picture import BUCKET_S, buckets, text_rows, write_svg
 from bench.notified import wait_notified
 from bench.plain_feed import feed_plain
 from bench.process_cpu import cpu_table, snapshot

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from control.autoscale.autoscaler import autoscaler_status_file
 from control.autoscale.report import autoscale_line
 from control.cli.history import records_behind
+from control.cli.latency_view import DEFAULT_MINUTES, MAX_MINUTES, print_latency
 from control.cluster_status import cluster_lines, kafka_lines
 from control.compose_status import ContainerMesh, container_mesh_of, print_container_mesh
 from control.deploy.autoscale_choice import effective_policy
@@ -66,12 +67,35 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    subparsers.add_parser(
+    parser = subparsers.add_parser(
         "status", help="services, detector replicas (pid, rate, CPU, memory, lag), topics"
-    ).set_defaults(handler=status)
+    )
+    parser.add_argument("--latency", action="store_true",
+                        help="only raw -> alert and raw -> notification p50/p99/max per 5 s "
+                             "over the last minutes")  # fmt: skip
+    parser.add_argument(
+        "--minutes",
+        type=_minutes,
+        default=DEFAULT_MINUTES,
+        help=f"with --latency: how far back (default {DEFAULT_MINUTES:g})",
+    )
+    parser.set_defaults(handler=status)
+
+
+def _minutes(text: str) -> float:
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = 0.0
+    if not 0 < minutes <= MAX_MINUTES:
+        raise argparse.ArgumentTypeError(f"give minutes between 0 and {MAX_MINUTES:g}, "
+                                         f"not {text!r}")  # fmt: skip
+    return minutes
 
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
+    if getattr(args, "latency", False):
+        return _latency_view(settings, args.minutes)
     _home_line(settings)
     if settings.uses_external_kafka:
         containers = container_mesh_of(settings.bootstrap_servers)
@@ -121,6 +145,16 @@ def _topic_lines(settings: Settings, bootstrap: str) -> None:
             f"topic    {view.name:<24} {view.partitions:>3} partitions {view.records:>10} records"
             + (f" (not counting {offline}: no leader)" if offline else "")
         )
+
+
+def _latency_view(settings: Settings, minutes: float) -> int:
+    """`mesh status --latency` (:mod:`control.cli.latency_view`)."""
+    if not settings.uses_external_kafka and not any(n.info for n in LocalKafka(settings).states()):
+        print("broker   DOWN   (start the mesh with `mesh up`)")
+        return 1
+    bootstrap = resolve_bootstrap(settings)
+    print_latency(bootstrap, TopicNames.of(settings), client_security(settings), minutes)
+    return 0
 
 
 def _latency_line(settings: Settings, bootstrap: str) -> None:

@@ -73,6 +73,7 @@ from shared.dead_letters import (
 )
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
 from shared.detector.task import NOTHING_FOUND
+from shared.kafka.batches import next_batch
 from shared.kafka.config import admin_config, consumer_config, producer_config
 from shared.kafka.delivery_tracker import DeliveryTracker, OutputPartition
 from shared.kafka.leaders import leaderless, leaders_by_topic, offline_in
@@ -314,23 +315,13 @@ class Runner:
         self._subscribe(topics)
 
     def _next_batch(self) -> list[Any]:
-        """The records to process next, without holding a lone record back for company.
-
-        First whatever the consumer has already fetched (up to ``batch_size``, no wait): under load
-        its prefetch queue is full and batches stay large, so the per-batch commit keeps its
-        cost per record small. Only when nothing is there does it block, up to ``idle_wait_s``, for
-        the first record, and then take what came with it; ``batch_wait_s`` > 0 (a manifest's
-        ``batch_wait_ms``) instead waits that long to fill a batch, trading latency for bigger
-        batches at low rates.
-        """
-        consumer, size = self._consumer, self.config.batch_size
-        messages: list[Any] = consumer.consume(size, timeout=0)
-        if messages:
-            return messages
-        messages = consumer.consume(1, timeout=self.config.idle_wait_s)
-        if messages and size > 1:
-            messages += consumer.consume(size - 1, timeout=self.config.batch_wait_s)
-        return messages
+        """The records to process next (:func:`shared.kafka.batches.next_batch`): under load
+        batches stay large, so the per-batch commit keeps its cost per record small; a lone record
+        waits for nobody. ``batch_wait_s`` > 0 (a manifest's ``batch_wait_ms``) waits that long to
+        fill a batch, trading latency for bigger batches at low rates."""
+        config = self.config
+        return next_batch(self._consumer, config.batch_size, config.idle_wait_s,
+                          config.batch_wait_s)  # fmt: skip
 
     def _finish(self, error: object) -> None:
         """Leave the group, then record how the instance ended (``failed`` if either failed).

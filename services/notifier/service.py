@@ -52,6 +52,7 @@ from services.notifier.records import webhook_body
 from services.notifier.restore import restore_books
 from services.notifier.rules import Routing
 from shared.avro import AvroDeserializer, Catalogue, DecodeError
+from shared.kafka.batches import next_batch
 from shared.kafka.config import consumer_config
 from shared.kafka.delivery_tracker import OutputPartition
 from shared.kafka.static_membership import (
@@ -146,18 +147,24 @@ class Notifier:
     def round(self) -> None:
         """One round. With attempts in flight it does not sit in the consumer: it takes what
         alerts are there and then waits for the next attempt to end (at most BUSY_WAIT_S), so
-        a freed slot is filled at once rather than after a poll."""
+        a freed slot is filled at once rather than after a poll. Idle, it waits for the first
+        alert only, never for a batch to fill (:mod:`shared.kafka.batches`)."""
         self._offer_due()  # first: a round never sits in the consumer while work is due
         busy = bool(self._in_flight)
-        messages = self._consumer.consume(BATCH, timeout=0 if busy else self.config.poll_s)
+        messages = next_batch(self._consumer, BATCH, 0.0 if busy else self.config.poll_s)
         if messages:
-            self._take(messages)
-            self._offer_due()
+            ends = self._take(messages)
+            self._offer_due()  # the book is written: deliveries need not wait for the commit
+            self._commit(ends)
         self._record(self.dispatcher.finished(BUSY_WAIT_S if busy and not messages else 0.0))
         self._housekeeping()
 
     # ------------------------------------------------------------------ 1. take
-    def _take(self, messages: list[Any]) -> None:
+    def _take(self, messages: list[Any]) -> dict[int, int]:
+        """Admit ``messages`` into their books and write the new entries, acknowledged (or their
+        partitions held back); the offsets to commit, which the caller does once it has offered
+        the new deliveries: a crash in between replays alerts the restored book suppresses, as a
+        crash before any commit does."""
         now = time.time()
         touched: set[int] = set()
         ends: dict[int, int] = {}
@@ -196,7 +203,7 @@ class Notifier:
             touched.add(partition)
         self._write_changes({p: self.books[p] for p in touched if p in self.books})
         self._hold(self.outputs.settle())  # held partitions' alerts are not committed
-        self._commit(ends)
+        return ends
 
     def _commit(self, ends: dict[int, int]) -> None:
         mine = [TopicPartition(self.names.alerts, p, end) for p, end in ends.items()

@@ -4,7 +4,9 @@ Every alert carries its raw record's Kafka timestamp (the ``mesh.source.timestam
 header, :mod:`shared.lineage`), and its own Kafka timestamp is when the detector produced it. So
 reading the alerts of the last ``window_s`` seconds (``offsets_for_times`` per partition, then up
 to the end) gives raw -> alert for each of them, with no benchmark running and no trace backend:
-`mesh status` prints p50 / p99 / max of it, so an operator sees the tail as users feel it.
+`mesh status` prints p50 / p99 / max of it, so an operator sees the tail as users feel it, and
+`mesh status --latency` the same per 5 s over the last minutes, beside raw -> notification
+(:mod:`control.cli.latency_view`, which reads the ``notifications`` topic the same way).
 
 The read is bounded (``max_alerts``, newest first within each partition's window share) and asks
 only; it never joins or commits a group.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,18 @@ from confluent_kafka import TopicPartition
 from shared.kafka.inspect import inspecting_consumer, watermarks
 from shared.lineage import source_timestamp_ms
 from shared.percentiles import nearest_rank
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One record's raw record time and how long after it the record was written (ms)."""
+
+    raw_ms: int
+    latency_ms: float
+
+
+#: What a record says of its latency: a Sample, or None when it says nothing (no lineage).
+SampleOf = Callable[[Any], Sample | None]
 
 
 @dataclass(frozen=True)
@@ -57,40 +71,68 @@ def recent_alert_latency(
     timeout: float = 5.0,
 ) -> RecentLatency:
     """raw -> alert of the alerts produced in the last ``window_s`` seconds."""
+    since_ms = int((time.time() - window_s) * 1000)
+    samples = recent_samples(bootstrap, alerts_topic, since_ms, alert_sample, login, max_alerts,
+                             timeout)  # fmt: skip
+    return summarize([s.latency_ms for s in samples], window_s)
 
+
+def alert_sample(message: Any) -> Sample | None:
+    """An alert's raw -> alert: its own Kafka timestamp (when the detector produced it) less its
+    raw record's (the lineage header)."""
+    raw_ms = source_timestamp_ms(message.headers())
+    if raw_ms is None:
+        return None
+    return Sample(raw_ms, float(message.timestamp()[1] - raw_ms))
+
+
+def recent_samples(
+    bootstrap: str,
+    topic: str,
+    since_ms: int,
+    sample_of: SampleOf,
+    login: Mapping[str, Any] | None = None,
+    max_records: int = 20_000,
+    timeout: float = 5.0,
+) -> list[Sample]:
+    """``sample_of`` each record of ``topic`` written since ``since_ms`` (at most ``max_records``,
+    the newest of each partition's share), reading by assignment: no group joined, nothing
+    committed."""
     consumer = inspecting_consumer(bootstrap, f"mesh-latency-{uuid.uuid4().hex[:8]}", login)
     try:
-        since_ms = int((time.time() - window_s) * 1000)
-        topic = consumer.list_topics(alerts_topic, timeout=timeout).topics.get(alerts_topic)
-        if topic is None or topic.error is not None:
-            return summarize([], window_s)
-        wanted = [TopicPartition(alerts_topic, p, since_ms) for p in sorted(topic.partitions)]
+        found = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if found is None or found.error is not None:
+            return []
+        wanted = [TopicPartition(topic, p, since_ms) for p in sorted(found.partitions)]
         starts = consumer.offsets_for_times(wanted, timeout=timeout)
-        ends = {p: watermarks(consumer, TopicPartition(alerts_topic, p), timeout)[1]
-                for p in topic.partitions}  # fmt: skip
-        share = max(1, max_alerts // max(len(starts), 1))
+        ends = {p: watermarks(consumer, TopicPartition(topic, p), timeout)[1]
+                for p in found.partitions}  # fmt: skip
+        share = max(1, max_records // max(len(starts), 1))
         assigned = []
         for start in starts:
             end = ends[start.partition]
             if start.offset < 0 or start.offset >= end:  # nothing that recent
                 continue
-            assigned.append(
-                TopicPartition(alerts_topic, start.partition, max(start.offset, end - share))
-            )
-        return summarize(_read_latencies(consumer, assigned, ends, since_ms, timeout), window_s)
+            assigned.append(TopicPartition(topic, start.partition, max(start.offset, end - share)))
+        return _read_samples(consumer, assigned, ends, since_ms, sample_of, timeout)
     finally:
         consumer.close()
 
 
-def _read_latencies(
-    consumer: Any, assigned: list[Any], ends: dict[int, int], since_ms: int, timeout: float
-) -> list[float]:
-    """alert timestamp - raw timestamp of every alert from ``assigned`` up to ``ends``."""
+def _read_samples(
+    consumer: Any,
+    assigned: list[Any],
+    ends: dict[int, int],
+    since_ms: int,
+    sample_of: SampleOf,
+    timeout: float,
+) -> list[Sample]:
+    """The samples of the records from ``assigned`` up to ``ends`` written since ``since_ms``."""
     if not assigned:
         return []
     consumer.assign(assigned)
     left = {tp.partition for tp in assigned}
-    latencies: list[float] = []
+    samples: list[Sample] = []
     deadline = time.monotonic() + timeout
     while left and time.monotonic() < deadline:
         for message in consumer.consume(1000, timeout=0.5):
@@ -98,8 +140,9 @@ def _read_latencies(
                 continue
             if message.offset() + 1 >= ends[message.partition()]:
                 left.discard(message.partition())
-            alert_ms = message.timestamp()[1]
-            raw_ms = source_timestamp_ms(message.headers())
-            if raw_ms is not None and alert_ms >= since_ms:
-                latencies.append(float(alert_ms - raw_ms))
-    return latencies
+            if message.timestamp()[1] < since_ms:
+                continue
+            sample = sample_of(message)
+            if sample is not None:
+                samples.append(sample)
+    return samples

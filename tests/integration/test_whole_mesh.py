@@ -13,8 +13,9 @@ module's tests in definition order, and the last two change the mesh):
 3. Metrics into a real InfluxDB: per detector and per instance, the series equal what the
    instances counted; ingest's valid count equals the records produced plus `mesh up`'s probes;
    the notifier's alerts too.
-4. Operations: `mesh status`, a SIGKILLed aggregator restarted by its supervisor, `mesh stop` of
-   one detector leaving another untouched, `mesh logs`, a refused unknown name.
+4. Operations: `mesh status` (and `--latency`'s rows), a SIGKILLed aggregator restarted by its
+   supervisor, `mesh stop` of one detector leaving another untouched, `mesh logs`, a refused
+   unknown name.
 5. `mesh down` stops everything; no password shows in a log, `mesh status` or the CLI's output.
 
 Why secure: the plaintext path is the secure one minus the logins, and the chaos case
@@ -203,6 +204,12 @@ def test_status_shows_every_service_and_the_supervisor_restarts_a_killed_aggrega
     for detector in DETECTORS:
         assert re.search(rf"^detector {detector}\s+UP\s", status, re.M), status
     assert "detector velocity       UP      2/2  v1.0.0" in status, status
+
+    # The tail over time, as the planted-fraud test's feed left it (its alerts and deliveries).
+    latency = whole_mesh.run("status", "--latency", "--minutes", "15").stdout
+    assert re.search(r"^all +[1-9]\d* alerts: p50 \d+, p99 \d+", latency, re.M), latency
+    assert re.search(r"[1-9]\d* notified: p50 \d+", latency), latency
+    assert re.search(r"^\d\d:\d\d:\d\d +[1-9]", latency, re.M), latency  # a row per 5 s
 
     aggregator = aggregator_process(whole_mesh.settings)
     job = supervised_child(aggregator)

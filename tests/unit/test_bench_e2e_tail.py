@@ -1,6 +1,6 @@
 """The e2e benchmark's tail tools: latency over time per bucket, and the ramp's verdict."""
 
-from bench.latency_picture import BUCKET_S, buckets, svg, text_rows
+from shared.latency_picture import BUCKET_S, buckets, svg, text_rows
 from bench.scenarios.e2e_ramp import Step
 
 

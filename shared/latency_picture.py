@@ -1,10 +1,11 @@
-"""Latency over time, one line per percentile: the e2e benchmark's picture of its tail.
+"""Latency over time, one line per percentile: the tail's picture, for the e2e benchmark and for
+`mesh status --latency`.
 
 A p99 over ten minutes says how bad the tail is, not when: whether it is a steady backlog, a
 spike every checkpoint interval, or a warm-up. So each alert's raw -> alert latency is put in
 the time bucket of its raw record, and p50, p99 and max per bucket are drawn as three lines of a
-plain SVG (no plotting library: the bench needs nothing beyond the project's lock file), plus the
-buckets as text for the docs.
+plain SVG (no plotting library: nothing beyond the project's lock file), plus the buckets as
+text for the docs and the terminal.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.result import percentile
+from shared.percentiles import nearest_rank
 
 #: Width of a bucket, seconds.
 BUCKET_S = 5.0
@@ -30,20 +31,23 @@ class Bucket:
     max_ms: float
 
 
-def buckets(raw_at_ms: Sequence[int], latency_ms: Sequence[float]) -> list[Bucket]:
-    """Per BUCKET_S of raw-record time since the first: count, p50, p99 and max latency."""
+def buckets(
+    raw_at_ms: Sequence[int], latency_ms: Sequence[float], origin_ms: int | None = None
+) -> list[Bucket]:
+    """Per BUCKET_S of raw-record time since ``origin_ms`` (default: the first raw record):
+    count, p50, p99 and max latency; a bucket with no record is left out."""
     if not raw_at_ms:
         return []
-    first = min(raw_at_ms)
+    first = min(raw_at_ms) if origin_ms is None else origin_ms
     grouped: dict[int, list[float]] = {}
     for at, latency in zip(raw_at_ms, latency_ms, strict=True):
-        grouped.setdefault(int((at - first) / 1000 / BUCKET_S), []).append(latency)
+        grouped.setdefault(int((at - first) // (1000 * BUCKET_S)), []).append(latency)
     return [
         Bucket(
             index * BUCKET_S,
             len(values),
-            percentile(values, 50) or 0.0,
-            percentile(values, 99) or 0.0,
+            nearest_rank(values, 50) or 0.0,
+            nearest_rank(values, 99) or 0.0,
             max(values),
         )
         for index, values in sorted(grouped.items())
