@@ -42,7 +42,6 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from shared.latency_picture import BUCKET_S, buckets, text_rows, write_svg
 from bench.notified import wait_notified
 from bench.plain_feed import feed_plain
 from bench.process_cpu import cpu_table, snapshot
@@ -53,6 +52,7 @@ from bench.scenarios.e2e_ramp import routed_written, run_ramp
 from shared.avro import AvroDeserializer
 from shared.errors import MeshError
 from shared.kafka.config import consumer_config
+from shared.latency_picture import BUCKET_S, buckets, text_rows, write_svg
 from shared.lineage import SOURCE_TIMESTAMP_HEADER
 from shared.settings import PROJECT_ROOT, Settings
 from shared.topic_names import TopicNames

@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import urllib3
@@ -60,8 +60,16 @@ def run_all(settings: Settings) -> list[Result]:
     return [pipe, notifier]
 
 
-#: Starts a reader of ``topic`` that POSTs each alert to ``url``; returns how to stop it.
-Reader = Callable[[Settings, str, str, Path], Callable[[], None]]
+@dataclass
+class Running:
+    """A started reader: how to stop it, and what it logged (for a run that went wrong)."""
+
+    stop: Callable[[], None]
+    log: Callable[[], str] = lambda: ""
+
+
+#: Starts a reader of ``topic`` that POSTs each alert to ``url``.
+Reader = Callable[[Settings, str, str, Path], Running]
 
 
 def _run(settings: Settings, name: str, reader: Reader) -> Result:
@@ -71,11 +79,13 @@ def _run(settings: Settings, name: str, reader: Reader) -> Result:
         apply_declared(private)
         topic = TopicNames(prefix).alerts
         with WebhookReceiver() as receiver:
-            stop = reader(private, topic, f"http://127.0.0.1:{receiver.port}", Path(home))
+            running = reader(private, topic, f"http://127.0.0.1:{receiver.port}", Path(home))
             try:
                 sent = _paced_alerts(private, topic, receiver)
+            except RuntimeError as exc:
+                raise RuntimeError(f"{name}: {exc}\n{running.log()[-2000:]}") from exc
             finally:
-                stop()
+                running.stop()
             delivered = receiver.received.delivered("/ok")
     hops = [(delivered[key].at_s - at) * 1000 for key, at in sent.items() if key in delivered]
     missing = len(sent) - len(hops)
@@ -116,12 +126,12 @@ def _wait_for(done: Callable[[], bool], timeout_s: float, what: str | None) -> N
     while not done():
         if time.monotonic() > deadline:
             if what is not None:
-                raise RuntimeError(f"notifier_hop: {what} was not delivered in {timeout_s:g} s")
+                raise RuntimeError(f"{what} was not delivered in {timeout_s:g} s")
             return  # the figures say how many never came
         time.sleep(0.01)
 
 
-def _plain_pipe(settings: Settings, topic: str, url: str, home: Path) -> Callable[[], None]:
+def _plain_pipe(settings: Settings, topic: str, url: str, home: Path) -> Running:
     consumer = Consumer(consumer_config(settings, f"bench-hop-pipe-{uuid.uuid4().hex[:8]}"))
     consumer.subscribe([topic])
     pool = urllib3.PoolManager(maxsize=8, retries=False)
@@ -135,6 +145,7 @@ def _plain_pipe(settings: Settings, topic: str, url: str, home: Path) -> Callabl
                 continue
             record = decode(message.value())
             pool.request("POST", f"{url}/ok", body=json.dumps(record, default=str).encode(),
+                         timeout=5.0,
                          headers={"Content-Type": "application/json",
                                   "Idempotency-Key": record["alert_id"]})  # fmt: skip
 
@@ -146,13 +157,13 @@ def _plain_pipe(settings: Settings, topic: str, url: str, home: Path) -> Callabl
         thread.join(10)
         consumer.close()
 
-    return stop
+    return Running(stop)
 
 
-def _notifier_process(settings: Settings, topic: str, url: str, home: Path) -> Callable[[], None]:
+def _notifier_process(settings: Settings, topic: str, url: str, home: Path) -> Running:
     rules = home / "rules.yaml"
     rules.write_text(RULES.replace("RECEIVER", url))
     env = {"MESH_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "MESH_HOME": str(home),
            "MESH_TOPIC_PREFIX": settings.topic_prefix}  # fmt: skip
     process = NotifierProcess(env, rules, home / "notifier.log", home / "status.json")
-    return lambda: process.stop()
+    return Running(lambda: process.stop(), process.log_text)

@@ -42,7 +42,7 @@ from hosting.servers.kafka_cluster import LocalKafka, NodeState
 from shared.detector import load_manifest
 from shared.disk_space import disk_space
 from shared.endpoints import resolve_bootstrap
-from shared.errors import MeshError
+from shared.errors import ConfigError, MeshError
 from shared.json_files import read_json
 from shared.kafka.inspect import ClusterUnreachableError, group_lag, topic_views
 from shared.kafka.recent_latency import recent_alert_latency
@@ -76,7 +76,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--minutes",
         type=_minutes,
-        default=DEFAULT_MINUTES,
         help=f"with --latency: how far back (default {DEFAULT_MINUTES:g})",
     )
     parser.set_defaults(handler=status)
@@ -88,14 +87,17 @@ def _minutes(text: str) -> float:
     except ValueError:
         minutes = 0.0
     if not 0 < minutes <= MAX_MINUTES:
-        raise argparse.ArgumentTypeError(f"give minutes between 0 and {MAX_MINUTES:g}, "
-                                         f"not {text!r}")  # fmt: skip
+        raise argparse.ArgumentTypeError(f"give more than 0 and at most {MAX_MINUTES:g} "
+                                         f"minutes, not {text!r}")  # fmt: skip
     return minutes
 
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
+    minutes = getattr(args, "minutes", None)
     if getattr(args, "latency", False):
-        return _latency_view(settings, args.minutes)
+        return _latency_view(settings, DEFAULT_MINUTES if minutes is None else minutes)
+    if minutes is not None:
+        raise ConfigError("--minutes goes with --latency: mesh status --latency --minutes N")
     _home_line(settings)
     if settings.uses_external_kafka:
         containers = container_mesh_of(settings.bootstrap_servers)
@@ -153,7 +155,11 @@ def _latency_view(settings: Settings, minutes: float) -> int:
         print("broker   DOWN   (start the mesh with `mesh up`)")
         return 1
     bootstrap = resolve_bootstrap(settings)
-    print_latency(bootstrap, TopicNames.of(settings), client_security(settings), minutes)
+    try:
+        print_latency(bootstrap, TopicNames.of(settings), client_security(settings), minutes)
+    except Exception as exc:  # the cluster, a login: one line, as the status line says it
+        print(f"alerts   latency unknown ({_first_line(exc)})")
+        return 1
     return 0
 
 
@@ -163,10 +169,13 @@ def _latency_line(settings: Settings, bootstrap: str) -> None:
     try:
         recent = recent_alert_latency(bootstrap, alerts, login=client_security(settings))
     except Exception as exc:  # status goes on without it; say why in one line
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"alerts   latency unknown ({reason})")
+        print(f"alerts   latency unknown ({_first_line(exc)})")
         return
     print(f"alerts   {recent.line()}")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _home_line(settings: Settings) -> None:

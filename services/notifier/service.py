@@ -6,13 +6,15 @@ pool, :mod:`services.notifier.dispatch`). A round:
 1. **take** the alerts the consumer has (the group ``notifier``, so instances share the
    partitions): decode (a bad one is dead-lettered with the reason), route by the rules, admit
    to the partition's book (a repeat of an alert id is suppressed there), write each new
-   PENDING delivery to ``notifications`` and the book's changes to the changelog, wait until
-   the broker has them, then commit the alerts. From then on the book, not the consumer's
-   position, drives the delivery: a slow channel never holds a partition back;
+   PENDING delivery to ``notifications`` and the book's changes to the changelog, and wait
+   until the broker has them. From then on the book, not the consumer's position, drives the
+   delivery: a slow channel never holds a partition back;
 2. **offer** the deliveries that are due to their channels: a full channel says "busy" (it stays
    due), an open breaker "open" (postponed until the breaker lets a trial through, no attempt
    spent). Each attempt gets a span, the child of the alert's trace, and its context goes to the
-   receiver in a ``traceparent`` header;
+   receiver in a ``traceparent`` header. Then the alerts taken are committed: after the offer,
+   so a new alert's delivery does not wait for the commit's round trip (a crash in between
+   replays alerts the restored book suppresses, their attempts sent again with their keys);
 3. **record** the attempts that ended: DELIVERED, a retry after the channel's backoff, or FAILED
    after its last attempt (and a dead letter), each written to ``notifications`` and the
    changelog.

@@ -20,7 +20,7 @@ def next_batch(consumer: Any, size: int, wait_s: float, fill_s: float = 0.0) -> 
     for the batch to fill once a first record is there (bigger batches at low rates, for a
     latency the caller chose)."""
     messages: list[Any] = consumer.consume(size, timeout=0)
-    if messages:
+    if messages or wait_s <= 0:
         return messages
     messages = consumer.consume(1, timeout=wait_s)
     if messages and size > 1:

@@ -40,6 +40,15 @@ SampleOf = Callable[[Any], Sample | None]
 
 
 @dataclass(frozen=True)
+class Read:
+    """What :func:`recent_samples` found, and whether it read every partition to its end in
+    time (a partial read is missing the newest records of the partitions it did not finish)."""
+
+    samples: list[Sample]
+    complete: bool
+
+
+@dataclass(frozen=True)
 class RecentLatency:
     """raw -> alert over the last ``window_s`` seconds (ms), from ``count`` alerts."""
 
@@ -72,9 +81,9 @@ def recent_alert_latency(
 ) -> RecentLatency:
     """raw -> alert of the alerts produced in the last ``window_s`` seconds."""
     since_ms = int((time.time() - window_s) * 1000)
-    samples = recent_samples(bootstrap, alerts_topic, since_ms, alert_sample, login, max_alerts,
-                             timeout)  # fmt: skip
-    return summarize([s.latency_ms for s in samples], window_s)
+    read = recent_samples(bootstrap, alerts_topic, since_ms, alert_sample, login, max_alerts,
+                          timeout)  # fmt: skip
+    return summarize([s.latency_ms for s in read.samples], window_s)
 
 
 def alert_sample(message: Any) -> Sample | None:
@@ -94,7 +103,7 @@ def recent_samples(
     login: Mapping[str, Any] | None = None,
     max_records: int = 20_000,
     timeout: float = 5.0,
-) -> list[Sample]:
+) -> Read:
     """``sample_of`` each record of ``topic`` written since ``since_ms`` (at most ``max_records``,
     the newest of each partition's share), reading by assignment: no group joined, nothing
     committed."""
@@ -102,7 +111,7 @@ def recent_samples(
     try:
         found = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
         if found is None or found.error is not None:
-            return []
+            return Read([], True)
         wanted = [TopicPartition(topic, p, since_ms) for p in sorted(found.partitions)]
         starts = consumer.offsets_for_times(wanted, timeout=timeout)
         ends = {p: watermarks(consumer, TopicPartition(topic, p), timeout)[1]
@@ -126,10 +135,10 @@ def _read_samples(
     since_ms: int,
     sample_of: SampleOf,
     timeout: float,
-) -> list[Sample]:
+) -> Read:
     """The samples of the records from ``assigned`` up to ``ends`` written since ``since_ms``."""
     if not assigned:
-        return []
+        return Read([], True)
     consumer.assign(assigned)
     left = {tp.partition for tp in assigned}
     samples: list[Sample] = []
@@ -145,4 +154,4 @@ def _read_samples(
             sample = sample_of(message)
             if sample is not None:
                 samples.append(sample)
-    return samples
+    return Read(samples, not left)

@@ -1,7 +1,7 @@
 """The e2e benchmark's tail tools: latency over time per bucket, and the ramp's verdict."""
 
-from shared.latency_picture import BUCKET_S, buckets, svg, text_rows
 from bench.scenarios.e2e_ramp import Step
+from shared.latency_picture import BUCKET_S, buckets, svg, text_rows
 
 
 def test_a_checkpoint_spike_shows_in_its_own_bucket() -> None:

@@ -48,3 +48,9 @@ def test_nothing_arriving_returns_nothing_after_the_wait() -> None:
     consumer = _Fetched(queue=[])
     assert next_batch(consumer, 500, wait_s=0.2) == []
     assert consumer.calls == [(500, 0), (1, 0.2)]
+
+
+def test_no_wait_asks_once() -> None:
+    consumer = _Fetched(queue=[])
+    assert next_batch(consumer, 500, wait_s=0.0) == []
+    assert consumer.calls == [(500, 0)]

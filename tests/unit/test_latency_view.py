@@ -11,7 +11,9 @@ import pytest
 from control.cli import status
 from control.cli.latency_view import latency_rows, notification_sample, render
 from shared.avro import AvroSerializer
+from shared.errors import ConfigError
 from shared.kafka.recent_latency import Sample
+from shared.settings import Settings
 
 ORIGIN = 1_800_000_000_000  # on a 5 s boundary
 
@@ -80,3 +82,23 @@ def test_bad_minutes_are_refused_by_name(minutes: str, capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         parser.parse_args(["status", "--latency", "--minutes", minutes])
     assert "--minutes" in capsys.readouterr().err
+
+
+def test_minutes_without_latency_is_refused_in_one_line() -> None:
+    parser = argparse.ArgumentParser(prog="mesh")
+    status.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["status", "--minutes", "10"])
+    with pytest.raises(ConfigError, match="--minutes goes with --latency"):
+        status.status(args, Settings())
+
+
+def test_a_record_whose_raw_record_is_before_the_window_is_left_out() -> None:
+    # written inside the window, sent before it: only the slow ones are, so counting them would
+    # make the first row (and the whole window) look slower than it was
+    text = render([Sample(ORIGIN - 2_000, 3_000.0), Sample(ORIGIN + 100, 20.0)], [], 5, ORIGIN)
+    assert "1 alerts: p50 20, p99 20, max 20" in text
+
+
+def test_a_partial_read_is_said() -> None:
+    text = render([Sample(ORIGIN + 100, 20.0)], [], 5, ORIGIN, partial=("alerts",))
+    assert "partial: alerts was not read to its end" in text
