@@ -87,6 +87,8 @@ demo: jars ## Start the local mesh, produce sample records, show them routed, co
 	$(BIN)/mesh history --wait 240
 	$(BIN)/mesh backtest detectors/velocity --compare velocity
 	$(BIN)/mesh status
+	@# The demo's tail over time: its feed's warm-up and routing's hand-overs, per 5 s.
+	$(BIN)/mesh status --latency --minutes 10
 	@echo "the broker keeps running: inspect with '$(BIN)/mesh status', stop with 'make down'"
 
 bench: jars ## Benchmarks against a baseline measured in the same run
