@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shared.avro import AvroDeserializer, DecodeError
 from shared.kafka.recent_latency import Sample, alert_sample, recent_samples
 from shared.latency_picture import BUCKET_S, Bucket, buckets
 from shared.percentiles import nearest_rank
@@ -44,6 +43,9 @@ DELIVERED = "DELIVERED"
 
 def notification_sample() -> Callable[[Any], Sample | None]:
     """raw -> notification of a ``notifications`` record: only a delivered one says it."""
+    # here, not at the top: `mesh` parses its arguments without fastavro (test_import_placement)
+    from shared.avro import AvroDeserializer, DecodeError
+
     decode = AvroDeserializer("notification").decode
 
     def sample(message: Any) -> Sample | None:
