@@ -24,9 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shared.kafka.recent_latency import Sample, alert_sample, recent_samples
+from shared.kafka.recent_latency import Sample, alert_sample, recent_samples, summarize
 from shared.latency_picture import BUCKET_S, Bucket, buckets
-from shared.percentiles import nearest_rank
 from shared.topic_names import TopicNames
 
 #: Records read from each topic at most (the newest), and how long each read may take, so the
@@ -53,10 +52,11 @@ def notification_sample() -> Callable[[Any], Sample | None]:
             record = decode(message.value())
         except DecodeError:
             return None
+        # epoch ms: the project's codec decodes timestamp-millis as the long it is
         source, delivered = record.get("source_time"), record.get("delivered_time")
         if record.get("status") != DELIVERED or source is None or delivered is None:
             return None
-        return Sample(_millis(source), float(_millis(delivered) - _millis(source)))
+        return Sample(int(source), float(delivered - source))
 
     return sample
 
@@ -104,9 +104,9 @@ def print_latency(bootstrap: str, names: TopicNames, login: Any, minutes: float)
     since_ms = int(time.time() * 1000) - int(minutes * 60_000)
     origin_ms = since_ms - since_ms % int(BUCKET_S * 1000)  # rows start on the clock's 5 s
     alerts = recent_samples(bootstrap, names.alerts, origin_ms, alert_sample, login,
-                            MAX_RECORDS, READ_TIMEOUT_S)  # fmt: skip
+                            MAX_RECORDS, read_s=READ_TIMEOUT_S)  # fmt: skip
     notified = recent_samples(bootstrap, names.notifications, origin_ms, notification_sample(),
-                              login, MAX_RECORDS, READ_TIMEOUT_S)  # fmt: skip
+                              login, MAX_RECORDS, read_s=READ_TIMEOUT_S)  # fmt: skip
     reads = {names.alerts: alerts, names.notifications: notified}
     partial = tuple(topic for topic, read in reads.items() if not read.complete)
     print(render(alerts.samples, notified.samples, minutes, origin_ms, partial))
@@ -117,11 +117,11 @@ def _buckets(samples: list[Sample], origin_ms: int) -> list[Bucket]:
 
 
 def _figures(samples: list[Sample], label: str) -> str:
-    values = [s.latency_ms for s in samples]
-    if not values:
+    whole = summarize([s.latency_ms for s in samples], 0.0)
+    if not whole.count:
         return f"{0:>7} {label}"
-    p50, p99 = nearest_rank(values, 50) or 0.0, nearest_rank(values, 99) or 0.0
-    return f"{len(values):>7} {label}: p50 {p50:.0f}, p99 {p99:.0f}, max {max(values):.0f}"
+    return (f"{whole.count:>7} {label}: p50 {whole.p50_ms:.0f}, p99 {whole.p99_ms:.0f}, "
+            f"max {whole.max_ms:.0f}")  # fmt: skip
 
 
 def _row(bucket: Bucket | None, width: int) -> str:
@@ -129,10 +129,3 @@ def _row(bucket: Bucket | None, width: int) -> str:
         return f"{0:>{width}} {'-':>6} {'-':>6} {'-':>6}"
     return (f"{bucket.count:>{width}} {bucket.p50_ms:>6.0f} {bucket.p99_ms:>6.0f} "
             f"{bucket.max_ms:>6.0f}")  # fmt: skip
-
-
-def _millis(value: Any) -> int:
-    """A timestamp-millis field as the decoder gives it (a datetime, or already ms)."""
-    if isinstance(value, int | float):
-        return int(value)
-    return int(value.timestamp() * 1000)

@@ -103,12 +103,9 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         containers = container_mesh_of(settings.bootstrap_servers)
         if containers is not None:
             return _container_mesh_status(settings, containers)
-    nodes: list[NodeState] = []
-    if not settings.uses_external_kafka:
-        nodes = LocalKafka(settings).states()
-        if not any(node.info for node in nodes):
-            print("broker   DOWN   (start the mesh with `mesh up`)")
-            return 1
+    nodes = _local_nodes(settings)
+    if nodes is None:
+        return 1
     bootstrap = resolve_bootstrap(settings)
     kafka_lines(settings, bootstrap, nodes)
     _ingest_line(settings)
@@ -123,6 +120,18 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     _container_lines()
     _topic_lines(settings, bootstrap)
     return 0
+
+
+def _local_nodes(settings: Settings) -> list[NodeState] | None:
+    """This MESH_HOME's Kafka nodes (none asked of a cluster the mesh did not start); None, and
+    said in one line, when no local node runs."""
+    if settings.uses_external_kafka:
+        return []
+    nodes = LocalKafka(settings).states()
+    if not any(node.info for node in nodes):
+        print("broker   DOWN   (start the mesh with `mesh up`)")
+        return None
+    return nodes
 
 
 def _container_mesh_status(settings: Settings, containers: ContainerMesh) -> int:
@@ -151,8 +160,7 @@ def _topic_lines(settings: Settings, bootstrap: str) -> None:
 
 def _latency_view(settings: Settings, minutes: float) -> int:
     """`mesh status --latency` (:mod:`control.cli.latency_view`)."""
-    if not settings.uses_external_kafka and not any(n.info for n in LocalKafka(settings).states()):
-        print("broker   DOWN   (start the mesh with `mesh up`)")
+    if _local_nodes(settings) is None:
         return 1
     bootstrap = resolve_bootstrap(settings)
     try:

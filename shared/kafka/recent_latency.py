@@ -103,10 +103,12 @@ def recent_samples(
     login: Mapping[str, Any] | None = None,
     max_records: int = 20_000,
     timeout: float = 5.0,
+    read_s: float | None = None,
 ) -> Read:
     """``sample_of`` each record of ``topic`` written since ``since_ms`` (at most ``max_records``,
     the newest of each partition's share), reading by assignment: no group joined, nothing
-    committed."""
+    committed. ``timeout``: each question to the cluster (a dead one is said that soon);
+    ``read_s``: the reading (default ``timeout``)."""
     consumer = inspecting_consumer(bootstrap, f"mesh-latency-{uuid.uuid4().hex[:8]}", login)
     try:
         found = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
@@ -123,7 +125,7 @@ def recent_samples(
             if start.offset < 0 or start.offset >= end:  # nothing that recent
                 continue
             assigned.append(TopicPartition(topic, start.partition, max(start.offset, end - share)))
-        return _read_samples(consumer, assigned, ends, since_ms, sample_of, timeout)
+        return _read_samples(consumer, assigned, ends, since_ms, sample_of, read_s or timeout)
     finally:
         consumer.close()
 
