@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -61,9 +62,15 @@ def transaction(rng: random.Random, now_ms: int, planted: bool) -> tuple[bytes, 
 
 
 def feed_plain(
-    settings: Settings, topic: str, rate: int, seconds: float, seed: int
+    settings: Settings,
+    topic: str,
+    rate: int,
+    seconds: float,
+    seed: int,
+    stop: threading.Event | None = None,
 ) -> PlainFeedReport:
-    """Send ``rate`` transactions a second to ``topic`` for ``seconds``; what was delivered."""
+    """Send ``rate`` transactions a second to ``topic`` for ``seconds`` (or until ``stop`` is
+    set, for a feed whose end is decided while it runs); what was delivered."""
 
     producer = Producer({"bootstrap.servers": resolve_bootstrap(settings), "linger.ms": 5,
                          "client.id": "plain-feed", **client_security(settings)})  # fmt: skip
@@ -77,7 +84,7 @@ def feed_plain(
         failed += error is not None
 
     tick = started
-    while tick - started < seconds:
+    while tick - started < seconds and not (stop is not None and stop.is_set()):
         owed += per_tick
         now_ms = int(time.time() * 1000)
         while owed >= 1:

@@ -109,8 +109,9 @@ def _charged_to(pid: int, own_pid: int, argv: dict[int, list[str]], parent: dict
 
 def cpu_table(idle: Mapping[str, float], idle_s: float, busy: Mapping[str, float],
               busy_s: float, records: int) -> str:  # fmt: skip
-    """Per part: CPU while the mesh was idle (ms per second), while it worked on ``records``
-    (ms per second, µs per record), and its share of the busy time; the busiest part first."""
+    """Per part: CPU while the mesh was idle (ms per second; "-" when not measured, ``idle_s``
+    0), while it worked on ``records`` (ms per second, µs per record), and its share of the
+    busy time; the busiest part first."""
     parts = sorted(set(idle) | set(busy), key=lambda p: -busy.get(p, 0.0))
     total = sum(busy.values()) or 1.0
     head = (f"  {'part':<34} {'idle ms/s':>10} {'busy ms/s':>10} {'µs/record':>10} "
@@ -120,8 +121,9 @@ def cpu_table(idle: Mapping[str, float], idle_s: float, busy: Mapping[str, float
         used = sum(busy.values()) if part == "all" else busy.get(part, 0.0)
         rest = sum(idle.values()) if part == "all" else idle.get(part, 0.0)
         per_record = used * 1e6 / records if records else 0.0
+        idle_text = f"{rest * 1000 / idle_s:>10.0f}" if idle_s > 0 else f"{'-':>10}"
         lines.append(
-            f"  {part:<34} {rest * 1000 / idle_s:>10.0f} {used * 1000 / busy_s:>10.0f} "
+            f"  {part:<34} {idle_text} {used * 1000 / busy_s:>10.0f} "
             f"{per_record:>10.1f} {used / total:>6.0%}"
         )
     return "\n".join(lines)

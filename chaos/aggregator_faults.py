@@ -44,10 +44,10 @@ from chaos.case_mesh import CaseMesh
 from chaos.case_run import CaseRun, Load
 from chaos.influx_gate import InfluxGate
 from chaos.report import CaseResult
-from chaos.service_kill import kill_service
 from control.launch.aggregator import aggregator_process
 from shared.kafka.config import admin_config
 from shared.settings import Settings
+from testkit.service_kill import kill_service
 
 #: The metrics topic rolls a segment this often in case 10, so the cleaner has work while it runs.
 SEGMENT_MS = 2000

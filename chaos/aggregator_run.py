@@ -18,7 +18,6 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
 
-from chaos.service_kill import halt_service
 from control.launch.aggregator import aggregator_process, start_aggregator
 from control.supervised_service import supervised_child
 from hosting.servers.influx import LocalInflux, installed
@@ -29,6 +28,7 @@ from shared.kafka.inspect import watermarks
 from shared.settings import Settings
 from testkit.detector_runs import read_to_end
 from testkit.influx_query import query
+from testkit.service_kill import halt_service
 
 #: Seconds between two metric snapshots of every instance in these cases.
 REPORT_EVERY_S = 1
@@ -134,7 +134,7 @@ def rebuild(
 
 
 def stop(settings: Settings) -> None:
-    """The aggregator ended at once (:func:`chaos.service_kill.halt_service`): a case stops it
+    """The aggregator ended at once (:func:`testkit.service_kill.halt_service`): a case stops it
     once what it wrote is in InfluxDB, where the case reads it."""
     halt_service(aggregator_process(settings))
 

@@ -37,11 +37,11 @@ from pathlib import Path
 from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_verdict
 from chaos.mounts import MountRefused, fill, make_read_only, mount_tmpfs, top_up, unmount
 from chaos.report import CaseResult
-from chaos.service_kill import halt_service
 from control.supervised_service import supervised_child
 from shared.disk_space import disk_space
 from shared.service_files import MICRO_BATCH
 from shared.settings import Settings
+from testkit.service_kill import halt_service
 
 NAME = "home_unwritable"
 

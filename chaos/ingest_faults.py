@@ -32,11 +32,11 @@ from pathlib import Path
 from chaos.ingest_run import BATCH, IngestMesh, RawFeed, routing_mode, routing_verdict
 from chaos.replay_scope import read_mark, replay_verdict
 from chaos.report import CaseResult
-from chaos.service_kill import halt_service, kill_service
 from control.supervised_service import supervised_child
 from shared.local_process import LocalProcess
 from shared.service_files import MICRO_BATCH, REAL_TIME
 from shared.settings import Settings
+from testkit.service_kill import halt_service, kill_service
 
 #: Raw records per second of the real-time feed.
 RATE = 400

@@ -27,7 +27,6 @@ from confluent_kafka.admin import AdminClient
 
 from chaos.ingest_run import IngestMesh, RawFeed
 from chaos.report import CaseResult
-from chaos.service_kill import halt_service
 from chaos.smoke import SmokeFigures
 from control.supervised_service import supervised_child
 from shared.json_files import read_json
@@ -40,6 +39,7 @@ from shared.service_files import (
     ingest_status_file,
 )
 from shared.settings import Settings
+from testkit.service_kill import halt_service
 
 #: What the job's refusal (fail mode) and its report (report mode) must say.
 REFUSAL, REPORT = "data loss: ", "DATA LOSS: "

@@ -1,6 +1,6 @@
 """The services' share of a mixed-fault run (chaos case 16's short form, issue 48): a detector
 replica, ingest and the notifier each SIGKILLed once (with everything under it: a Spark job's
-JVM too, :func:`chaos.service_kill.kill_service`), at times drawn from a seeded random share of
+JVM too, :func:`testkit.service_kill.kill_service`), at times drawn from a seeded random share of
 the feed, while the broker faults run in the case's own thread. Their supervisors must restart
 each exactly once.
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from chaos.cluster_mesh import ClusterMesh
 from chaos.replay_scope import KillMark, read_mark
-from chaos.service_kill import kill_service
 from shared.local_process import LocalProcess
+from testkit.service_kill import kill_service
 
 #: The shares of the feed the kills are drawn from: after the mesh has notified (the first
 #: planted frauds come within ~15 s) and early enough for the kill to meet records still coming.

@@ -1,7 +1,7 @@
-"""A Spark job's streaming queries kept running through what they cannot help: a known fault of
-the pinned Spark, and a partition of their topics without a leader (issue 48).
+"""A Spark job's streaming queries kept running through what they cannot help: a partition of
+their topics without a leader (issue 48).
 
-Spark 4.1.1's Kafka source asks for the latest offset of every partition it reads before each
+Spark's Kafka source asks for the latest offset of every partition it reads before each
 batch, and fails the query after ~63 s when one has no leader; its sink fails a task whose record
 waited ``delivery.timeout.ms`` for one (docs/reliability.md). Either failure used to end the job,
 and its supervisor started it again, and again, for as long as the partition had no leader: the
@@ -26,7 +26,6 @@ from typing import Any
 from pyspark.sql.streaming import StreamingQuery
 
 from shared.kafka.leaders import TopicPartitionKey, leaders_by_topic, offline_in
-from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 #: Seconds between two looks at the cluster's leaders (one metadata request).
 LOOK_S = 2.0
@@ -50,7 +49,6 @@ class _Kept:
     start: Callable[[], StreamingQuery]
     uses: Uses
     query: StreamingQuery
-    replay_retries: int = 0
     #: the partitions a stopped query waits for (empty: it runs)
     waits_for: set[TopicPartitionKey] = field(default_factory=set)
 
@@ -145,12 +143,6 @@ class QueryKeeper:
     def _stopped(self, name: str, kept: _Kept, now: float) -> str | None:
         error = kept.query.exception()
         reason = str(error).strip().splitlines()[0] if error else "no error given"
-        if is_replay_metrics_fault(error) and kept.replay_retries < REPLAY_METRICS_RETRIES:
-            kept.replay_retries += 1
-            self._say(f"query {name} hit SPARK-55271 after replaying its last batch: "
-                      "starting it again")  # fmt: skip
-            kept.query = kept.start()
-            return None
         lately = {p for p, at in self._leaderless_at.items() if now - at <= LEADERLESS_MEMORY_S}
         lost = self._needed(kept, lately)
         if not lost:

@@ -6,6 +6,7 @@ from bench.result import Result
 from bench.scenarios import (
     autoscale,
     backtest,
+    checkpoint_interval,
     cold_start,
     containers,
     deploy,
@@ -42,6 +43,7 @@ SCENARIOS: dict[str, Callable[[Settings], Result | list[Result]]] = {
     "metrics": metrics.run_all,
     "tracing": tracing.run_tracing,
     "e2e_latency": e2e_latency.run_e2e,
+    "checkpoint_interval": checkpoint_interval.run_checkpoint_intervals,
     "cold_start": cold_start.run_cold_start,
     "containers": containers.run_all,
     "notifier": notifier.run_all,

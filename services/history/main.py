@@ -25,7 +25,6 @@ from shared.kafka.security import spark_kafka_options
 from shared.service_cli import ServiceArgumentParser, parse_service_args
 from shared.service_files import history_status_file
 from shared.settings import Settings
-from shared.spark_bugs import REPLAY_METRICS_RETRIES, is_replay_metrics_fault
 
 log = logging.getLogger("services.history")
 
@@ -97,21 +96,11 @@ def run(settings: Settings, config: HistoryConfig, catalogue: Catalogue, master:
     query = start_history_query(spark, config, settings, catalogue, kafka_options, status)
     status.started()
     log.info("keeping the history of %s in %s", config.names.records_family, config.location)
-    replays = 0
-    while True:
-        while query.isActive and not stopping.is_set():
-            time.sleep(0.5)
-        failure = query.exception()
-        if query.isActive:
-            query.stop()  # between batches: a batch cut short is written again, once, next start
-        if stopping.is_set() or not is_replay_metrics_fault(failure):
-            break
-        # The batch it replayed was written and committed; the next start goes on after it.
-        replays += 1
-        if replays > REPLAY_METRICS_RETRIES:
-            break
-        log.warning("the history query hit SPARK-55271 after replaying a batch; starting it again")
-        query = start_history_query(spark, config, settings, catalogue, kafka_options, status)
+    while query.isActive and not stopping.is_set():
+        time.sleep(0.5)
+    failure = query.exception()
+    if query.isActive:
+        query.stop()  # between batches: a batch cut short is written again, once, next start
     status.stopped(str(failure) if failure is not None else None)
     stop_spark(spark, keep_archive=failure is None)
     if failure is not None:

@@ -24,7 +24,6 @@ Modules, one concern each:
   handover_marks     what a handover's stopped batch may route twice, for the checks
   job            main(): wires the Kafka source to the routing and counting queries, watches
                  them, stops real-time routing at a checkpoint
-The faults of the pinned Spark the job steps around are in shared/spark_bugs.py (the metrics
-aggregator meets them too). Only Spark column expressions run per record: no Python UDF on the
+Only Spark column expressions run per record: no Python UDF on the
 hot path.
 """

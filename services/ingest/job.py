@@ -97,13 +97,11 @@ def _kafka_sink(frame: DataFrame, inputs: IngestInputs, checkpoint: str, name: s
     return writer.option("checkpointLocation", checkpoint).queryName(name)
 
 
-def _real_time(writer, spark: SparkSession, interval: str):  # type: ignore[no-untyped-def]
-    """``writer`` with Spark's real-time trigger. pyspark 4.1.1's ``trigger()`` has no
-    ``realTime`` keyword yet, so the JVM's ``Trigger.RealTime(interval)`` is set on the Java
-    writer, as ``trigger()`` itself does for the others. Real-time mode requires update mode."""
-    java_trigger = spark._jvm.org.apache.spark.sql.streaming.Trigger  # type: ignore[attr-defined]
-    writer._jwrite = writer._jwrite.trigger(java_trigger.RealTime(interval))
-    return writer.outputMode("update")
+def _real_time(writer, interval: str):  # type: ignore[no-untyped-def]
+    """``writer`` with Spark's real-time trigger (pyspark 4.2's ``trigger(realTime=...)``):
+    ``interval`` is how often its long-running batch ends and checkpoints. Real-time mode
+    requires update mode."""
+    return writer.trigger(realTime=interval).outputMode("update")
 
 
 def start_routing(
@@ -130,7 +128,7 @@ def start_routing(
     checkpoint = str(config.checkpoints(settings) / "routing")
     writer = _kafka_sink(routed, inputs, checkpoint, ROUTING_QUERY)
     if real_time:
-        writer = _real_time(writer, spark, config.checkpoint_interval)
+        writer = _real_time(writer, config.checkpoint_interval)
     else:
         writer = writer.trigger(processingTime=config.trigger)
     in_routing_pool(spark)  # its batches take freed task slots first (scheduling.py)

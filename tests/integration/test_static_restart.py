@@ -14,13 +14,13 @@ from detector_folders import write_detector
 from mesh_cli import mesh
 from polling import wait_for
 
-from chaos.service_kill import kill_service
 from control.deploy.instances import running_instances
 from shared.avro import AvroDeserializer
 from shared.kafka.inspect import group_members
 from shared.topic_names import TopicNames
 from testkit.detector_runs import produce_feed, read_topic
 from testkit.group_generations import group_generations
+from testkit.service_kill import kill_service
 from tools.loadgen import StreamConfig
 from tools.loadgen.avro_feed import valid_records
 

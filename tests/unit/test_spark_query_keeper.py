@@ -1,6 +1,6 @@
-"""A Spark job's query that stopped: started again in place after SPARK-55271, held while a
-partition of its topics has (or lately had) no leader and started again once it has one, and
-any other stop the job's failure, as before (shared/spark_query_keeper.py)."""
+"""A Spark job's query that stopped: held while a partition of its topics has (or lately had) no
+leader and started again once it has one, and any other stop the job's failure, as before
+(shared/spark_query_keeper.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from shared.spark_bugs import REPLAY_METRICS_RETRIES
 from shared.spark_query_keeper import LEADERLESS_MEMORY_S, LOOK_S, QueryKeeper
 
 
@@ -20,11 +19,6 @@ class _JvmError(Exception):
         self._desc, self._stackTrace, self._cause = desc, stack, None
 
 
-REPLAY_FAULT = _JvmError(
-    'Cannot invoke "scala.collection.IterableOps.map(scala.Function1)" because the return value '
-    'of "scala.Option.get()" is null',
-    "at org.apache.spark.sql.kafka010.KafkaMicroBatchStream$.metrics(KafkaMicroBatchStream.scala)",
-)
 TIMED_OUT = _JvmError(
     "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. "
     "Call: listOffsets on broker 2",
@@ -100,23 +94,6 @@ class _Job:
 
 def _healthy() -> _Cluster:
     return _Cluster({"raw.t": {0: 1, 1: 2}, "records.t": {0: 1, 1: 2}, "windows": {0: 3}})
-
-
-def test_the_replay_fault_starts_the_query_again_in_place() -> None:
-    job = _Job(_healthy())
-    job.fail("counts", REPLAY_FAULT)
-    assert job.after(0.5) is None
-    assert len(job.started["counts"]) == 2 and job.keeper.queries["counts"].isActive
-    assert len(job.started["routing"]) == 1  # the other query was left alone
-
-
-def test_the_replay_fault_again_and_again_fails_the_job() -> None:
-    job = _Job(_healthy())
-    for _ in range(REPLAY_METRICS_RETRIES):
-        job.fail("counts", REPLAY_FAULT)
-        assert job.after(0.5) is None
-    job.fail("counts", REPLAY_FAULT)
-    assert "query counts stopped" in (job.after(0.5) or "")
 
 
 def test_any_other_stop_with_every_leader_there_fails_the_job() -> None:

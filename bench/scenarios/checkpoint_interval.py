@@ -1,0 +1,259 @@
+"""``checkpoint_interval``: both sides of the routing checkpoint interval's trade, in one table.
+
+Real-time routing ends its long-running batch, checkpoints and starts the next one every
+interval (``MESH_INGEST_CHECKPOINT_INTERVAL``); each of those hand-overs pauses routing for a
+moment, which is the tail of raw -> alert. A longer interval pauses less often, but a kill -9 of
+ingest replays everything routed since the last checkpoint. Issue 49 asks for the default to be
+chosen from both, measured the same way for 30, 120 and 300 s.
+
+For each interval a private mesh is started with `mesh up` (its own home and topic prefix on the
+run's broker, the interval in its environment), and a plain producer (:mod:`bench.plain_feed`)
+feeds it 1 000 records/s from the moment `mesh up` says it can alert:
+
+* **the tail**: raw -> records (every routed record: its ``mesh.source.timestamp`` header against
+  its own timestamp) and raw -> alert (every alert, through its source record) p50 / p99 / max
+  over the first TAIL_S seconds of the feed, and how many hand-overs (routing's commits) fell in
+  them;
+* **the kill**: once KILL_AT of an interval has passed since routing's last commit (read from its
+  checkpoint's ``commits`` folder), ingest and its JVM are SIGKILLed as a machine's death would
+  (:func:`testkit.service_kill.kill_service`); its supervisor restarts it while the feed goes
+  on. Measured: records routed again (copies beyond the first, by the ``mesh.source``
+  coordinates), seconds until routing went on, and seconds until raw -> records was back under
+  RECOVERED_MS at p99 (the end of the first 5-second bucket of raw-record time after the kill
+  whose p99 is under it).
+
+``MESH_BENCH_E2E_SCALE`` multiplies TAIL_S. The kill at 90 % of an interval is near the worst a
+kill can cost (up to one whole interval of records); a kill at a random moment costs half that
+on average.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bench.plain_feed import feed_plain
+from bench.result import Result, percentile
+from bench.scenarios.deploy import _mesh
+from bench.scenarios.e2e_latency import READY_TIMEOUT_S, alert_hops, scale, settled_alerts
+from bench.scenarios.e2e_ramp import routed_written
+from control.supervised_service import supervised_child
+from shared.latency_picture import BUCKET_S, Bucket, buckets
+from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
+from shared.local_process import LocalProcess
+from shared.settings import Settings
+from shared.topic_names import TopicNames
+from testkit.detector_runs import read_to_end
+from testkit.service_kill import kill_service
+
+#: The intervals compared, seconds.
+INTERVALS_S = (30, 120, 300)
+#: Records per second of the feed.
+RATE = 1000
+#: Seconds of feed, from "ready", that the tail is measured over (times the scale).
+TAIL_S = 300.0
+#: The kill comes this share of an interval after routing's last commit.
+KILL_AT = 0.9
+#: Raw -> records p99 under this is "back" after the kill.
+RECOVERED_MS = 100.0
+#: How long the feed goes on after the kill, for the restart, the replay and the catching up.
+AFTER_KILL_S = 120.0
+#: The longest wait for a commit of routing's before the kill.
+COMMIT_TIMEOUT_S = 420.0
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What the records topic says about the run: raw -> records per first copy, and copies."""
+
+    raw_at_ms: list[int]
+    latency_ms: list[float]
+    #: when each first copy was routed (its own timestamp), epoch ms
+    routed_at_ms: list[int]
+    copies_beyond_first: int
+
+
+def run_checkpoint_intervals(settings: Settings) -> list[Result]:
+    return [_one_interval(settings, seconds, TAIL_S * scale()) for seconds in INTERVALS_S]
+
+
+def _one_interval(settings: Settings, interval_s: int, tail_s: float) -> Result:
+    with tempfile.TemporaryDirectory(prefix="mesh-bench-interval-") as home:
+        prefix = f"bench.interval.{uuid.uuid4().hex[:8]}."
+        private = replace(settings, home=Path(home), topic_prefix=prefix)
+        env = {"MESH_BOOTSTRAP_SERVERS": private.bootstrap_servers, "MESH_HOME": home,
+               "MESH_TOPIC_PREFIX": prefix,
+               "MESH_INGEST_CHECKPOINT_INTERVAL": f"{interval_s} seconds"}  # fmt: skip
+        started = time.monotonic()
+        try:
+            _mesh(env, "up", "--wait-timeout", str(READY_TIMEOUT_S), timeout=READY_TIMEOUT_S + 120)
+            up_s = time.monotonic() - started
+            return _fed_and_killed(private, interval_s, tail_s, up_s)
+        finally:
+            _mesh(env, "down", timeout=300)
+
+
+def _fed_and_killed(settings: Settings, interval_s: int, tail_s: float, up_s: float) -> Result:
+    topic = TopicNames.of(settings).raw("transactions")
+    commits = settings.home / "ingest" / "checkpoints" / "routing" / "commits"
+    stop, delivered = threading.Event(), [0]
+
+    def feed() -> None:
+        delivered[0] = feed_plain(settings, topic, RATE, 24 * 3600, interval_s, stop).delivered
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feed_start_ms = int(time.time() * 1000)
+    feeder.start()
+    try:
+        time.sleep(tail_s)
+        tail_end_ms = int(time.time() * 1000)
+        last_commit = _kill_moment(commits, interval_s)
+        ingest = LocalProcess("ingest", settings.home)
+        child = supervised_child(ingest)
+        if not kill_service(ingest):
+            raise RuntimeError("no ingest job under its supervisor to kill")
+        killed_ms = int(time.time() * 1000)
+        since_commit_s = killed_ms / 1000 - (_last_commit_at(commits) or last_commit)
+        time.sleep(AFTER_KILL_S)
+        restarted = supervised_child(ingest)
+        if restarted is None or child is None or restarted.pid == child.pid:
+            raise RuntimeError("the supervisor did not start ingest again after the kill")
+    finally:
+        stop.set()
+        feeder.join(60)
+    deadline = time.monotonic() + 300
+    while routed_written(settings) < delivered[0] and time.monotonic() < deadline:
+        time.sleep(1.0)
+    records = TopicNames.of(settings).records("transactions")
+    routed = routed_copies(read_to_end(settings, records, 300))
+    hops = alert_hops(settings, settled_alerts(settings), feed_start_ms)
+    return _result(interval_s, tail_s, up_s, routed, hops, commits,
+                   (feed_start_ms, tail_end_ms, killed_ms), since_commit_s)  # fmt: skip
+
+
+def _kill_moment(commits: Path, interval_s: int) -> float:
+    """Waits until KILL_AT of an interval has passed since routing's last commit; that commit's
+    time. A commit already too old (the kill's moment passed) waits for the next one."""
+    deadline = time.monotonic() + COMMIT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        last = _last_commit_at(commits)
+        if last is not None:
+            wait = last + KILL_AT * interval_s - time.time()
+            if wait > 0:
+                time.sleep(wait)
+                if _last_commit_at(commits) == last:
+                    return last
+        time.sleep(0.5)
+    raise RuntimeError(f"routing committed nothing within {COMMIT_TIMEOUT_S:.0f} s")
+
+
+def _last_commit_at(commits: Path) -> float | None:
+    """When routing last committed a batch (the newest commit file's time, epoch seconds)."""
+    times = [f.stat().st_mtime for f in commits.glob("[0-9]*")] if commits.is_dir() else []
+    return max(times, default=None)
+
+
+def routed_copies(messages: list[Any]) -> Routed:
+    """Raw -> records for the first copy of each raw record (by its ``mesh.source``
+    coordinates), and how many copies came beyond the first (a replay's)."""
+    seen: Counter = Counter()
+    raw_at, latency, routed_at = [], [], []
+    for message in messages:
+        headers = dict(message.headers() or [])
+        source, raw_ms = headers.get(SOURCE_HEADER), headers.get(SOURCE_TIMESTAMP_HEADER)
+        if source is None or raw_ms is None:
+            continue
+        seen[source] += 1
+        if seen[source] > 1:
+            continue
+        at = message.timestamp()[1]
+        raw_at.append(int(raw_ms))
+        latency.append(float(at - int(raw_ms)))
+        routed_at.append(at)
+    return Routed(raw_at, latency, routed_at, sum(seen.values()) - len(seen))
+
+
+def back_under(
+    series: list[Bucket], origin_ms: int, after_ms: int, bound_ms: float
+) -> float | None:
+    """Seconds from ``after_ms`` to the end of the first bucket (of raw-record time since
+    ``origin_ms``) that starts after it and whose p99 is under ``bound_ms``; None if none is."""
+    for bucket in series:
+        start_ms = origin_ms + bucket.start_s * 1000
+        if start_ms >= after_ms and bucket.p99_ms < bound_ms:
+            return (start_ms + BUCKET_S * 1000 - after_ms) / 1000
+    return None
+
+
+def within(raw_at: list[int], values: list[float], start_ms: int, end_ms: int) -> list[float]:
+    """The values whose raw record reached Kafka in [start_ms, end_ms)."""
+    return [v for at, v in zip(raw_at, values, strict=True) if start_ms <= at < end_ms]
+
+
+def _result(
+    interval_s: int,
+    tail_s: float,
+    up_s: float,
+    routed: Routed,
+    hops: Any,
+    commits: Path,
+    moments: tuple[int, int, int],
+    since_commit_s: float,
+) -> Result:
+    feed_start_ms, tail_end_ms, killed_ms = moments
+    tail = within(routed.raw_at_ms, routed.latency_ms, feed_start_ms, tail_end_ms)
+    tail_alerts = within(hops.raw_at, hops.total, feed_start_ms, tail_end_ms)
+    handovers = sum(
+        1 for f in commits.glob("[0-9]*") if feed_start_ms <= f.stat().st_mtime * 1000 < tail_end_ms
+    )
+    series = buckets(routed.raw_at_ms, routed.latency_ms, feed_start_ms)
+    back_s = back_under(series, feed_start_ms, killed_ms, RECOVERED_MS)
+    routing_again_s = min((at for at in routed.routed_at_ms if at > killed_ms), default=None)
+    again = None if routing_again_s is None else (routing_again_s - killed_ms) / 1000
+    figures = {
+        "interval_s": float(interval_s),
+        "tail_minutes": tail_s / 60,
+        "raw_to_records_p50_ms": percentile(tail, 50) or 0.0,
+        "raw_to_records_p99_ms": percentile(tail, 99) or 0.0,
+        "raw_to_records_max_ms": max(tail, default=0.0),
+        "raw_to_alert_p50_ms": percentile(tail_alerts, 50) or 0.0,
+        "raw_to_alert_p99_ms": percentile(tail_alerts, 99) or 0.0,
+        "raw_to_alert_max_ms": max(tail_alerts, default=0.0),
+        "handovers_in_tail": float(handovers),
+        "kill_after_commit_s": since_commit_s,
+        "replayed_records": float(routed.copies_beyond_first),
+        "routing_again_after_kill_s": -1.0 if again is None else again,
+        "back_under_100ms_after_kill_s": -1.0 if back_s is None else back_s,
+        "mesh_up_s": up_s,
+    }
+    return Result(
+        f"checkpoint_{interval_s}s",
+        len(routed.latency_ms),
+        (max(routed.routed_at_ms, default=feed_start_ms) - feed_start_ms) / 1000,
+        latency_p50_ms=figures["raw_to_records_p50_ms"],
+        latency_p99_ms=figures["raw_to_records_p99_ms"],
+        notes=(
+            f"interval {interval_s} s at {RATE:,}/s; first {tail_s / 60:.1f} min after ready: "
+            f"raw->records p50/p99/max {_ms(figures, 'raw_to_records')}, raw->alert "
+            f"{_ms(figures, 'raw_to_alert')} ({len(tail_alerts)} alerts), {handovers} hand-overs; "
+            f"kill -9 {since_commit_s:.0f} s after a commit: {routed.copies_beyond_first:,} "
+            f"records routed again, routing again after {_s(again)}, raw->records p99 under "
+            f"{RECOVERED_MS:.0f} ms after {_s(back_s)}; mesh up {up_s:.0f} s"
+        ),
+        extra=figures,
+        paced=True,
+    )
+
+
+def _ms(figures: dict[str, float], hop: str) -> str:
+    return "/".join(f"{figures[f'{hop}_{q}_ms']:.0f}" for q in ("p50", "p99", "max")) + " ms"
+
+
+def _s(seconds: float | None) -> str:
+    return "never" if seconds is None else f"{seconds:.1f} s"
