@@ -20,7 +20,10 @@ feeds it 1 000 records/s from the moment `mesh up` says it can alert:
   on. Measured: records routed again (copies beyond the first, by the ``mesh.source``
   coordinates), seconds until routing went on, and seconds until raw -> records was back under
   RECOVERED_MS at p99 (the end of the first 5-second bucket of raw-record time after the kill
-  whose p99 is under it).
+  whose p99 is under it), and each detector's alerts (distinct ids) before and after the kill.
+  The plain feed plants only large amounts, so ``velocity`` alerts come from chance (five
+  transactions of one customer within its minute) or from a replay: a record routed again is a
+  new record to a stateful detector (a new offset), counted twice in its window.
 
 ``MESH_BENCH_E2E_SCALE`` multiplies TAIL_S. The kill at 90 % of an interval is near the worst a
 kill can cost (up to one whole interval of records); a kill at a random moment costs half that
@@ -42,8 +45,10 @@ from bench.plain_feed import feed_plain
 from bench.result import Result, percentile
 from bench.scenarios.deploy import _mesh
 from bench.scenarios.e2e_latency import READY_TIMEOUT_S, alert_hops, scale, settled_alerts
-from bench.scenarios.e2e_ramp import routed_written
+from bench.scenarios.e2e_ramp import routed_written, written
 from control.supervised_service import supervised_child
+from services.ingest.config import IngestConfig
+from shared.avro import AvroDeserializer
 from shared.latency_picture import BUCKET_S, Bucket, buckets
 from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
 from shared.local_process import LocalProcess
@@ -77,6 +82,8 @@ class Routed:
     #: when each first copy was routed (its own timestamp), epoch ms
     routed_at_ms: list[int]
     copies_beyond_first: int
+    #: the first record of any kind (a replayed copy too) routed after the kill, epoch ms
+    first_after_kill_ms: int | None
 
 
 def run_checkpoint_intervals(settings: Settings) -> list[Result]:
@@ -101,11 +108,14 @@ def _one_interval(settings: Settings, interval_s: int, tail_s: float) -> Result:
 
 def _fed_and_killed(settings: Settings, interval_s: int, tail_s: float, up_s: float) -> Result:
     topic = TopicNames.of(settings).raw("transactions")
-    commits = settings.home / "ingest" / "checkpoints" / "routing" / "commits"
-    stop, delivered = threading.Event(), [0]
+    commits = IngestConfig.from_settings(settings).checkpoints(settings) / "routing" / "commits"
+    stop, delivered, failed = threading.Event(), [0], []
 
     def feed() -> None:
-        delivered[0] = feed_plain(settings, topic, RATE, 24 * 3600, interval_s, stop).delivered
+        try:
+            delivered[0] = feed_plain(settings, topic, RATE, 24 * 3600, interval_s, stop).delivered
+        except Exception as exc:  # said after the join: a run without its feed measures nothing
+            failed.append(exc)
 
     feeder = threading.Thread(target=feed, daemon=True)
     feed_start_ms = int(time.time() * 1000)
@@ -122,19 +132,42 @@ def _fed_and_killed(settings: Settings, interval_s: int, tail_s: float, up_s: fl
         since_commit_s = killed_ms / 1000 - (_last_commit_at(commits) or last_commit)
         time.sleep(AFTER_KILL_S)
         restarted = supervised_child(ingest)
-        if restarted is None or child is None or restarted.pid == child.pid:
+        if (restarted is None or child is None or restarted.pid is None
+                or restarted.restarts <= child.restarts):  # fmt: skip
             raise RuntimeError("the supervisor did not start ingest again after the kill")
     finally:
         stop.set()
         feeder.join(60)
-    deadline = time.monotonic() + 300
-    while routed_written(settings) < delivered[0] and time.monotonic() < deadline:
-        time.sleep(1.0)
+    if failed:
+        raise RuntimeError(f"the feed failed: {failed[0]}")
+    _settled_routing(settings, delivered[0])
     records = TopicNames.of(settings).records("transactions")
-    routed = routed_copies(read_to_end(settings, records, 300))
-    hops = alert_hops(settings, settled_alerts(settings), feed_start_ms)
-    return _result(interval_s, tail_s, up_s, routed, hops, commits,
+    messages = read_to_end(settings, records, 300)
+    if len(messages) < (on_topic := written(settings, [records])):
+        raise RuntimeError(f"read {len(messages):,} of the {on_topic:,} routed records")
+    routed = routed_copies(messages, killed_ms)
+    alerts = settled_alerts(settings)
+    # The tail's alerts: before the kill, so no replayed copy's alert (timed from the copy)
+    hops = alert_hops(settings, [a for a in alerts if a[1] < killed_ms], feed_start_ms)
+    decode = AvroDeserializer("alert").decode
+    split = alerts_around([(decode(m.value()), at) for m, at in alerts], killed_ms)
+    return _result(interval_s, tail_s, up_s, routed, hops, split, commits,
                    (feed_start_ms, tail_end_ms, killed_ms), since_commit_s)  # fmt: skip
+
+
+def _settled_routing(settings: Settings, delivered: int, quiet_s: float = 10.0) -> int:
+    """Records routed once ingest is done with the feed: at least ``delivered`` (a replay's
+    copies count too, so that alone is not the end) and unchanged for ``quiet_s``."""
+    deadline = time.monotonic() + 300
+    last, since = routed_written(settings), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = routed_written(settings)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now >= delivered and time.monotonic() - since >= quiet_s:
+            return now
+    raise RuntimeError(f"ingest routed {last:,} records, {delivered:,} delivered, and still moved")
 
 
 def _kill_moment(commits: Path, interval_s: int) -> float:
@@ -159,12 +192,17 @@ def _last_commit_at(commits: Path) -> float | None:
     return max(times, default=None)
 
 
-def routed_copies(messages: list[Any]) -> Routed:
+def routed_copies(messages: list[Any], killed_ms: int) -> Routed:
     """Raw -> records for the first copy of each raw record (by its ``mesh.source``
-    coordinates), and how many copies came beyond the first (a replay's)."""
+    coordinates), how many copies came beyond the first (a replay's), and when routing went on
+    after ``killed_ms``."""
     seen: Counter = Counter()
     raw_at, latency, routed_at = [], [], []
+    after_kill: int | None = None
     for message in messages:
+        at = message.timestamp()[1]
+        if at > killed_ms and (after_kill is None or at < after_kill):
+            after_kill = at
         headers = dict(message.headers() or [])
         source, raw_ms = headers.get(SOURCE_HEADER), headers.get(SOURCE_TIMESTAMP_HEADER)
         if source is None or raw_ms is None:
@@ -172,11 +210,25 @@ def routed_copies(messages: list[Any]) -> Routed:
         seen[source] += 1
         if seen[source] > 1:
             continue
-        at = message.timestamp()[1]
         raw_at.append(int(raw_ms))
         latency.append(float(at - int(raw_ms)))
         routed_at.append(at)
-    return Routed(raw_at, latency, routed_at, sum(seen.values()) - len(seen))
+    return Routed(raw_at, latency, routed_at, sum(seen.values()) - len(seen), after_kill)
+
+
+def alerts_around(alerts: list[tuple[dict[str, Any], int]], at_ms: int) -> dict[str, list[int]]:
+    """Per detector, its distinct alert ids raised before and after ``at_ms`` (by the alert's
+    Kafka timestamp); a replay's copy of an alert (the same id) counts once, where it came
+    first."""
+    first: dict[str, tuple[str, int]] = {}
+    for alert, when in alerts:
+        known = first.get(alert["alert_id"])
+        if known is None or when < known[1]:
+            first[alert["alert_id"]] = (alert["detector"], when)
+    split: dict[str, list[int]] = {}
+    for detector, when in first.values():
+        split.setdefault(detector, [0, 0])[when >= at_ms] += 1
+    return split
 
 
 def back_under(
@@ -202,6 +254,7 @@ def _result(
     up_s: float,
     routed: Routed,
     hops: Any,
+    alerts: dict[str, list[int]],
     commits: Path,
     moments: tuple[int, int, int],
     since_commit_s: float,
@@ -214,8 +267,8 @@ def _result(
     )
     series = buckets(routed.raw_at_ms, routed.latency_ms, feed_start_ms)
     back_s = back_under(series, feed_start_ms, killed_ms, RECOVERED_MS)
-    routing_again_s = min((at for at in routed.routed_at_ms if at > killed_ms), default=None)
-    again = None if routing_again_s is None else (routing_again_s - killed_ms) / 1000
+    after = routed.first_after_kill_ms
+    again = None if after is None else (after - killed_ms) / 1000
     figures = {
         "interval_s": float(interval_s),
         "tail_minutes": tail_s / 60,
@@ -231,7 +284,10 @@ def _result(
         "routing_again_after_kill_s": -1.0 if again is None else again,
         "back_under_100ms_after_kill_s": -1.0 if back_s is None else back_s,
         "mesh_up_s": up_s,
+        **{f"{name}_alerts_before_kill": float(n[0]) for name, n in alerts.items()},
+        **{f"{name}_alerts_after_kill": float(n[1]) for name, n in alerts.items()},
     }
+    by_detector = ", ".join(f"{name} {n[0]}/{n[1]}" for name, n in sorted(alerts.items()))
     return Result(
         f"checkpoint_{interval_s}s",
         len(routed.latency_ms),
@@ -244,7 +300,8 @@ def _result(
             f"{_ms(figures, 'raw_to_alert')} ({len(tail_alerts)} alerts), {handovers} hand-overs; "
             f"kill -9 {since_commit_s:.0f} s after a commit: {routed.copies_beyond_first:,} "
             f"records routed again, routing again after {_s(again)}, raw->records p99 under "
-            f"{RECOVERED_MS:.0f} ms after {_s(back_s)}; mesh up {up_s:.0f} s"
+            f"{RECOVERED_MS:.0f} ms after {_s(back_s)}; alerts before/after the kill: "
+            f"{by_detector or 'none'}; mesh up {up_s:.0f} s"
         ),
         extra=figures,
         paced=True,

@@ -124,7 +124,8 @@ def _run_mode(settings: Settings, mode: str, factor: float) -> list[Result]:
                 result = _paced_run(private, mode, rate, seed, idle, feed, seconds * factor)
                 idle = idle or _idle()
                 results.append(result)
-            first_alert_s = (results[0].extra["first_alert_at_ms"] - ready_ms) / 1000
+            first_at = results[0].extra["first_alert_at_ms"]  # 0: the run raised no alert
+            first_alert_s = (first_at - ready_ms) / 1000 if first_at else -1.0
             for result in results:
                 result.notes += (f"; mesh up took {up_s:.0f} s (until it said the mesh can "
                                  f"alert); the first run's first alert came {first_alert_s:.1f} s "

@@ -103,17 +103,18 @@ def _hold(
 def raw_written(settings: Settings) -> int:
     """Records ever written to the raw topics."""
     names = TopicNames.of(settings)
-    return _written(settings, [names.raw(t) for t in ("transactions", "logins")])
+    return written(settings, [names.raw(t) for t in ("transactions", "logins")])
 
 
 def routed_written(settings: Settings) -> int:
     """Records ever routed by ingest: the records topics and its dead letters."""
     names = TopicNames.of(settings)
     topics = [names.records(t) for t in ("transactions", "logins")] + [names.invalid]
-    return _written(settings, topics)
+    return written(settings, topics)
 
 
-def _written(settings: Settings, topics: list[str]) -> int:
+def written(settings: Settings, topics: list[str]) -> int:
+    """Records ever written to ``topics`` (their end offsets, deleted records included)."""
     views = topic_views(settings.bootstrap_servers, topics, login=client_security(settings))
     return sum(view.written for view in views)
 

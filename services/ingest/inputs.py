@@ -4,7 +4,7 @@ The routing, counting and trace-export queries each need their own Kafka source 
 query owns its offsets), but the rest is the same for all of them and is worked out once per job
 start: where Kafka is, the schema catalogue, the checked record types, and the one definition of
 classification (:func:`~services.ingest.validation.classify`) applied to a raw source. A query
-restarted in place (SPARK-55271) reuses it too.
+started again after a partition of its topics lost its leader reuses it too.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ class AggregatorRun:
     """
 
     service: AggregatorService
-    #: the two queries, each started again in place after a known Spark fault and held (not
-    #: failed) while a partition of its topics has no leader (:mod:`shared.spark_query_keeper`)
+    #: the two queries, each held (not failed) while a partition of its topics has no leader
+    #: and started again once it has one (:mod:`shared.spark_query_keeper`)
     keeper: QueryKeeper
     targets: dict[str, dict[str, dict[str, int]]]
 

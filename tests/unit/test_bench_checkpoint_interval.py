@@ -3,7 +3,7 @@ records' lineage headers, the tail's window, and when the latency was back after
 
 from __future__ import annotations
 
-from bench.scenarios.checkpoint_interval import back_under, routed_copies, within
+from bench.scenarios.checkpoint_interval import alerts_around, back_under, routed_copies, within
 from shared.latency_picture import buckets
 from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
 
@@ -27,8 +27,9 @@ def test_a_replayed_copy_counts_as_routed_again_and_only_the_first_gives_the_lat
         _Message("raw:0:2", 1_100, 1_150),
         _Message("raw:0:1", 1_000, 40_000),  # the replay's copy
         _Message("raw:1:1", 1_200, 1_205),
-    ])  # fmt: skip
+    ], 30_000)  # fmt: skip
     assert routed.copies_beyond_first == 1
+    assert routed.first_after_kill_ms == 40_000  # the replay's copy: routing went on
     assert routed.latency_ms == [10.0, 50.0, 5.0]
     assert routed.raw_at_ms == [1_000, 1_100, 1_200]
     assert routed.routed_at_ms == [1_010, 1_150, 1_205]
@@ -39,7 +40,7 @@ def test_a_record_without_lineage_is_left_out() -> None:
         def headers(self) -> list[tuple[str, bytes]]:
             return []
 
-    assert routed_copies([Bare("x", 0, 0)]).latency_ms == []
+    assert routed_copies([Bare("x", 0, 0)], 0).latency_ms == []
 
 
 def test_the_tail_window_holds_the_raw_records_sent_inside_it() -> None:
@@ -53,3 +54,16 @@ def test_back_under_is_the_end_of_the_first_quick_bucket_after_the_kill() -> Non
     series = buckets(raw_at, latency, origin)
     assert back_under(series, origin, kill, 100.0) == 18.0  # the bucket [25 s, 30 s) ends 18 s on
     assert back_under(series, origin, kill, 10.0) is None
+
+
+def test_alerts_are_counted_once_per_id_on_the_side_of_the_kill_where_they_came_first() -> None:
+    def alert(alert_id: str, detector: str) -> dict[str, str]:
+        return {"alert_id": alert_id, "detector": detector}
+
+    alerts = [
+        (alert("a", "large_amount"), 100),
+        (alert("a", "large_amount"), 900),  # the replay's copy of a: counted before
+        (alert("b", "velocity"), 800),  # a new id after the kill
+        (alert("c", "velocity"), 200),
+    ]
+    assert alerts_around(alerts, 500) == {"large_amount": [1, 0], "velocity": [1, 1]}
