@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -154,6 +155,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         progress=not args.no_progress,
         trace_planted=args.trace_planted,
     )
+    # SIGTERM or Ctrl-C: no further record; what was sent is flushed and reported, as a feed
+    # of unknown length (a chaos case's, until its faults are over) needs.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, lambda *_: options.stop.set())
     if args.dry_run:
         report = dry_run(config, options)
     else:

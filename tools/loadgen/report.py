@@ -53,6 +53,9 @@ class ProduceReport:
     elapsed_s: float
     dry_run: bool
     ground_truth: Path | None
+    #: Told to stop (SIGTERM, Ctrl-C) before all ``requested`` records were sent.
+    stopped_early: bool = False
+    requested: int = 0
 
     @property
     def total(self) -> int:
@@ -70,7 +73,9 @@ class ProduceReport:
         """A few lines for people: rate, topics, the mix, where the answer key is."""
         verb = "generated (dry run)" if self.dry_run else "produced"
         topics = ", ".join(f"{topic}={n}" for topic, n in sorted(self.per_topic.items()))
-        lines = [
+        lines = [f"stopped when told to, after {self.total} of {self.requested} records"]
+        lines = lines if self.stopped_early else []
+        lines += [
             f"{verb} {self.total} records in {self.elapsed_s:.2f} s "
             f"({self.records_per_s:,.0f} records/s, {self.bytes / 1e6:.1f} MB)",
             f"topics: {topics or 'none'}",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ class SendOptions:
     flush_timeout_s: float = 120.0
     #: Planted records carry a sampled ``traceparent`` (tools/loadgen/trace_context.py).
     trace_planted: bool = False
+    #: Set, the run sends no further record and finishes as if its count were reached (what
+    #: was sent is flushed and reported; the ground truth names only what was sent, each
+    #: planted alert with the record that completes its pattern, so a pattern cut short expects
+    #: nothing). `mesh produce` sets it on SIGTERM or Ctrl-C.
+    stop: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 def kafka_sink(settings: Settings, config: StreamConfig) -> KafkaSink:
@@ -80,6 +86,8 @@ def produce(config: StreamConfig, options: SendOptions, sink: RecordSink) -> Pro
         for index, record in enumerate(generate(config), start=1):
             topic = topics[record.topic_suffix]
             limiter.acquire()
+            if options.stop.is_set():
+                break
             traced = options.trace_planted and record.meta.is_planted
             headers = planted_headers(config.seed, record) if traced else None
             sink.send(topic, record.key, record.value, headers)
@@ -88,7 +96,8 @@ def produce(config: StreamConfig, options: SendOptions, sink: RecordSink) -> Pro
                 truth.add(record)
             if index % PROGRESS_STEP == 0:
                 bar.update(PROGRESS_STEP)
-        bar.update(config.count - bar.n)
+        sent = sum(tally.per_topic.values())
+        bar.update(sent - bar.n)
         outcome = sink.finish(options.flush_timeout_s)
     elapsed = time.monotonic() - started
     return ProduceReport(
@@ -105,6 +114,8 @@ def produce(config: StreamConfig, options: SendOptions, sink: RecordSink) -> Pro
         elapsed_s=elapsed,
         dry_run=isinstance(sink, DiscardingSink),
         ground_truth=options.ground_truth,
+        stopped_early=options.stop.is_set() and sent < config.count,
+        requested=config.count,
     )
 
 

@@ -1,9 +1,15 @@
-"""Pacing and delivery accounting: the rate holds, and no failed delivery goes uncounted."""
+"""Pacing and delivery accounting: the rate holds, no failed delivery goes uncounted, and a run
+told to stop reports (and expects) only what it sent."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from tools.loadgen.config import StreamConfig
 from tools.loadgen.producer import DiscardingSink, KafkaSink
 from tools.loadgen.rate_limit import TokenBucket
+from tools.loadgen.run import SendOptions, produce
 
 
 class FakeTime:
@@ -79,3 +85,22 @@ def test_kafka_sink_counts_records_the_producer_refuses() -> None:
     outcome = sink.finish(timeout_s=5.0)
     assert outcome.failed == 1
     assert "loadgen.nowhere" in outcome.errors[0]
+
+
+def test_a_stopped_run_reports_and_records_only_what_it_sent(tmp_path: Path) -> None:
+    class StoppingSink(DiscardingSink):
+        """Tells the run to stop at its 300th record, as `mesh produce`'s SIGTERM would."""
+
+        def send(self, topic, key, value, headers=None):  # type: ignore[no-untyped-def]
+            super().send(topic, key, value, headers)
+            if sum(self._outcome.delivered.values()) == 300:
+                options.stop.set()
+
+    truth = tmp_path / "truth.jsonl"
+    options = SendOptions(ground_truth=truth, progress=False)
+    config = StreamConfig(start_time_ms=1_700_000_000_000, count=2_000, seed=7, fraud_share=0.05)
+    report = produce(config, options, StoppingSink())
+    assert report.total == 300 and report.delivered == 300 and report.stopped_early
+    assert report.summary()[0] == "stopped when told to, after 300 of 2000 records"
+    sent = {e["index"] for e in map(json.loads, truth.read_text().splitlines()) if "index" in e}
+    assert sent and max(sent) < 300  # nothing the run did not send is expected of the mesh
