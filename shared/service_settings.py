@@ -80,6 +80,10 @@ class IngestSettings:
     on_data_loss: str = "report"
     #: Share of new traces sampled (MESH_TRACE_SAMPLE_RATIO, as every service reads it).
     trace_sample_ratio: float = 0.01
+    #: Times routing's plan is planned and run on a few static rows before the queries start, so
+    #: the first hand-overs meet warm code (services.ingest.warmup); 0 = none (the default until
+    #: measured on the whole mesh; ~20 is where one JVM's planning stops getting faster).
+    warmup_rounds: int = 0
 
 
 @dataclass(frozen=True)

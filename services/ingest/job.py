@@ -62,6 +62,7 @@ from services.ingest.trigger_mode import (
     raw_partitions,
 )
 from services.ingest.validation import ERROR
+from services.ingest.warmup import said, warm_routing
 from services.ingest.windows import classify_window, count_windows, window_records
 from shared.endpoints import resolve_bootstrap
 from shared.errors import MeshError
@@ -288,6 +289,10 @@ def main() -> int:
         tracing = setup_tracing("ingest", instance, None, settings)
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
+        took = warm_routing(spark, IngestInputs.load(settings), config, instance,
+                            config.warmup_rounds)  # fmt: skip
+        if took:
+            print(said(took), flush=True)
         starters = query_starters(spark, settings, config, instance, tracing, trigger)
         keeper, degrade = keep_queries(settings, config, starters, admin_client(settings),
                                        stopping)  # fmt: skip
