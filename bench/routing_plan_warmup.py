@@ -20,27 +20,17 @@ import sys
 import time
 
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from services.ingest.config import IngestConfig
 from services.ingest.inputs import IngestInputs
 from services.ingest.metrics import observe_outcomes
 from services.ingest.routing import route
 from services.ingest.validation import ERROR
+from services.ingest.warmup import KAFKA_SOURCE
 from shared.settings import Settings
 from shared.spark_session import spark_session
 from tools.loadgen import StreamConfig
 from tools.loadgen.stream import generate
-
-#: The Kafka source's columns, which classification reads.
-KAFKA_SOURCE = T.StructType([
-    T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
-    T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
-    T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType()),
-    T.StructField("timestampType", T.IntegerType()),
-    T.StructField("headers", T.ArrayType(T.StructType([
-        T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())]))),
-])  # fmt: skip
 
 
 def main(rounds: int, records: int) -> None:
