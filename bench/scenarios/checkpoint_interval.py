@@ -32,25 +32,23 @@ on average.
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.plain_feed import feed_plain
+from bench.private_mesh import private_mesh
 from bench.result import Result, percentile
-from bench.scenarios.deploy import _mesh
-from bench.scenarios.e2e_latency import READY_TIMEOUT_S, alert_hops, scale, settled_alerts
+from bench.scenarios.e2e_latency import alert_hops, scale, settled_alerts
 from bench.scenarios.e2e_ramp import routed_written, written
 from control.supervised_service import supervised_child
 from services.ingest.config import IngestConfig
 from shared.avro import AvroDeserializer
 from shared.latency_picture import BUCKET_S, Bucket, buckets
-from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
+from shared.lineage import SOURCE_HEADER, source_timestamp_ms
 from shared.local_process import LocalProcess
 from shared.settings import Settings
 from shared.topic_names import TopicNames
@@ -91,19 +89,10 @@ def run_checkpoint_intervals(settings: Settings) -> list[Result]:
 
 
 def _one_interval(settings: Settings, interval_s: int, tail_s: float) -> Result:
-    with tempfile.TemporaryDirectory(prefix="mesh-bench-interval-") as home:
-        prefix = f"bench.interval.{uuid.uuid4().hex[:8]}."
-        private = replace(settings, home=Path(home), topic_prefix=prefix)
-        env = {"MESH_BOOTSTRAP_SERVERS": private.bootstrap_servers, "MESH_HOME": home,
-               "MESH_TOPIC_PREFIX": prefix,
-               "MESH_INGEST_CHECKPOINT_INTERVAL": f"{interval_s} seconds"}  # fmt: skip
-        started = time.monotonic()
-        try:
-            _mesh(env, "up", "--wait-timeout", str(READY_TIMEOUT_S), timeout=READY_TIMEOUT_S + 120)
-            up_s = time.monotonic() - started
-            return _fed_and_killed(private, interval_s, tail_s, up_s)
-        finally:
-            _mesh(env, "down", timeout=300)
+    interval = f"{interval_s} seconds"
+    with private_mesh(settings, "interval", MESH_INGEST_CHECKPOINT_INTERVAL=interval) as mesh:
+        up_s = mesh.up()
+        return _fed_and_killed(mesh.settings, interval_s, tail_s, up_s)
 
 
 def _fed_and_killed(settings: Settings, interval_s: int, tail_s: float, up_s: float) -> Result:
@@ -203,15 +192,15 @@ def routed_copies(messages: list[Any], killed_ms: int) -> Routed:
         at = message.timestamp()[1]
         if at > killed_ms and (after_kill is None or at < after_kill):
             after_kill = at
-        headers = dict(message.headers() or [])
-        source, raw_ms = headers.get(SOURCE_HEADER), headers.get(SOURCE_TIMESTAMP_HEADER)
+        source = dict(message.headers() or []).get(SOURCE_HEADER)
+        raw_ms = source_timestamp_ms(message.headers())
         if source is None or raw_ms is None:
             continue
         seen[source] += 1
         if seen[source] > 1:
             continue
-        raw_at.append(int(raw_ms))
-        latency.append(float(at - int(raw_ms)))
+        raw_at.append(raw_ms)
+        latency.append(float(at - raw_ms))
         routed_at.append(at)
     return Routed(raw_at, latency, routed_at, sum(seen.values()) - len(seen), after_kill)
 

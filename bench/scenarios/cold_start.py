@@ -17,22 +17,17 @@ longer), and the note says so.
 
 from __future__ import annotations
 
-import tempfile
 import time
-import uuid
-from dataclasses import replace
-from pathlib import Path
 
+from bench.private_mesh import private_mesh
 from bench.process_cpu import snapshot
 from bench.result import Result
-from bench.scenarios.deploy import _mesh
 from shared.settings import Settings
 
 #: (label, MESH_JVM_CLASS_ARCHIVE), in the order they run.
 VARIANTS = (("archives", "true"), ("no archives", "false"), ("archives", "true"))
 #: Seconds the ready mesh is watched with nothing fed.
 IDLE_S = 60.0
-READY_TIMEOUT_S = 300
 #: The parts named in the note, in this order (the rest are in the result's extra figures).
 SHOWN = ("ingest (Spark)", "metrics aggregator (Spark)")
 
@@ -43,21 +38,15 @@ def run_cold_start(settings: Settings) -> list[Result]:
 
 def _start_once(settings: Settings, label: str, archives: str) -> Result:
     writing = archives == "true" and not _has_ingest_archive(settings)
-    with tempfile.TemporaryDirectory(prefix="mesh-bench-cold-") as home:
-        prefix = f"bench.cold.{uuid.uuid4().hex[:8]}."
-        private = replace(settings, home=Path(home), topic_prefix=prefix)
-        env = {"MESH_BOOTSTRAP_SERVERS": private.bootstrap_servers, "MESH_HOME": home,
-               "MESH_TOPIC_PREFIX": prefix, "MESH_JVM_CLASS_ARCHIVE": archives}  # fmt: skip
+    with private_mesh(settings, "cold", MESH_JVM_CLASS_ARCHIVE=archives) as cold:
         before = snapshot()
-        try:
-            _mesh(env, "up", "--wait-timeout", str(READY_TIMEOUT_S), timeout=READY_TIMEOUT_S + 120)
-            ready = snapshot()
-            time.sleep(IDLE_S)
-            idle_end = snapshot()
-        finally:
-            down_at = time.monotonic()
-            _mesh(env, "down", timeout=300)
-            down_s = time.monotonic() - down_at
+        cold.up()
+        ready = snapshot()
+        time.sleep(IDLE_S)
+        idle_end = snapshot()
+        down_at = time.monotonic()
+        cold.run("down")
+        down_s = time.monotonic() - down_at
     up_s = ready.taken_at - before.taken_at
     starting, idle = ready.since(before), idle_end.since(ready)
     idle_s = idle_end.taken_at - ready.taken_at

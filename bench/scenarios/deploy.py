@@ -11,9 +11,6 @@ first alert comes from the backlog as soon as it runs: the figure is the deploy'
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,6 +20,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer
 
+from bench.private_mesh import mesh
 from bench.result import Result
 from control.cli.topics import apply_declared
 from control.deploy.instances import running_instances
@@ -75,7 +73,7 @@ def run_deploy(settings: Settings) -> Result:
         apply_declared(private)
         feed = PacedFeed(private, FEED_RATE)
         try:
-            _mesh(env, "deploy", str(PROJECT_ROOT / "detectors" / "large_amount"))
+            mesh(env, "deploy", str(PROJECT_ROOT / "detectors" / "large_amount"))
             feed.start()
             while _records(private, "large_amount") == 0:
                 time.sleep(0.2)
@@ -89,7 +87,7 @@ def run_deploy(settings: Settings) -> Result:
                 target=lambda: watcher.append(_first_alert_from(private, "new_country", 120))
             )
             watch.start()
-            _mesh(env, "deploy", str(PROJECT_ROOT / "detectors" / "new_country"))
+            mesh(env, "deploy", str(PROJECT_ROOT / "detectors" / "new_country"))
             deployed_at = time.perf_counter()
             watch.join()
             first_alert = watcher[0]
@@ -118,18 +116,3 @@ def run_deploy(settings: Settings) -> Result:
         },
         paced=True,
     )
-
-
-def _mesh(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    """``mesh ARGS`` as a user types it, in ``env``; its output, or an error with what it said."""
-    done = subprocess.run(
-        [sys.executable, "-m", "control.cli.main", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if done.returncode != 0:
-        said = (done.stdout + done.stderr).strip().splitlines()[-3:]
-        raise RuntimeError(f"mesh {' '.join(args)} failed: {' | '.join(said)}")
-    return done.stdout

@@ -34,20 +34,18 @@ record.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 import uuid
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
 from bench.notified import wait_notified
 from bench.plain_feed import feed_plain
+from bench.private_mesh import private_mesh
 from bench.process_cpu import cpu_table, snapshot
 from bench.result import Result, percentile
-from bench.scenarios.deploy import _mesh
 from bench.scenarios.e2e_ramp import HOLD_S as RAMP_HOLD_S
 from bench.scenarios.e2e_ramp import routed_written, run_ramp
 from shared.avro import AvroDeserializer
@@ -65,8 +63,6 @@ MODE = "real-time"
 #: (offered records/s, feed, seconds): the plain feed is the customer's system of issue 29.
 RUNS = ((1000, "plain", 600), (1000, "generator", 120), (3000, "plain", 300))
 PLAIN, GENERATOR = "plain", "generator"
-#: The longest wait for `mesh up` to say the mesh can alert.
-READY_TIMEOUT_S = 300
 #: After a feed: how long the alert count must stand still, and the longest wait for it.
 QUIET_S, SETTLE_TIMEOUT_S = 10.0, 180.0
 #: The longest wait for a run's alerts to be notified once they settled (bench.notified).
@@ -110,30 +106,21 @@ def run_e2e(settings: Settings) -> list[Result]:
 
 def _run_mode(settings: Settings, mode: str, factor: float) -> list[Result]:
     results = []
-    with tempfile.TemporaryDirectory(prefix="mesh-bench-e2e-") as home:
-        prefix = f"bench.e2e.{uuid.uuid4().hex[:8]}."
-        private = replace(settings, home=Path(home), topic_prefix=prefix)
-        env = {"MESH_BOOTSTRAP_SERVERS": private.bootstrap_servers, "MESH_HOME": home,
-               "MESH_TOPIC_PREFIX": prefix, "MESH_INGEST_MODE": mode}  # fmt: skip
-        started = time.monotonic()
-        try:
-            _mesh(env, "up", "--wait-timeout", str(READY_TIMEOUT_S), timeout=READY_TIMEOUT_S + 120)
-            up_s, ready_ms = time.monotonic() - started, int(time.time() * 1000)
-            idle: Idle | None = None  # the first run starts right at "ready": idle comes after it
-            for seed, (rate, feed, seconds) in enumerate(RUNS, start=1):
-                result = _paced_run(private, mode, rate, seed, idle, feed, seconds * factor)
-                idle = idle or _idle()
-                results.append(result)
-            first_at = results[0].extra["first_alert_at_ms"]  # 0: the run raised no alert
-            first_alert_s = (first_at - ready_ms) / 1000 if first_at else -1.0
-            for result in results:
-                result.notes += (f"; mesh up took {up_s:.0f} s (until it said the mesh can "
-                                 f"alert); the first run's first alert came {first_alert_s:.1f} s "
-                                 "after")  # fmt: skip
-                result.extra.update({"mesh_up_s": up_s, "first_alert_after_up_s": first_alert_s})
-            results.extend(run_ramp(private, RAMP_HOLD_S * factor))
-        finally:
-            _mesh(env, "down", timeout=300)
+    with private_mesh(settings, "e2e", MESH_INGEST_MODE=mode) as mesh:
+        up_s, ready_ms = mesh.up(), int(time.time() * 1000)
+        private = mesh.settings
+        idle: Idle | None = None  # the first run starts right at "ready": idle comes after it
+        for seed, (rate, feed, seconds) in enumerate(RUNS, start=1):
+            results.append(_paced_run(private, mode, rate, seed, idle, feed, seconds * factor))
+            idle = idle or _idle()
+        first_at = results[0].extra["first_alert_at_ms"]  # 0: the run raised no alert
+        first_alert_s = (first_at - ready_ms) / 1000 if first_at else -1.0
+        for result in results:
+            result.notes += (f"; mesh up took {up_s:.0f} s (until it said the mesh can alert); "
+                             f"the first run's first alert came {first_alert_s:.1f} s "
+                             "after")  # fmt: skip
+            result.extra.update({"mesh_up_s": up_s, "first_alert_after_up_s": first_alert_s})
+        results.extend(run_ramp(private, RAMP_HOLD_S * factor))
     return results
 
 

@@ -155,10 +155,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         progress=not args.no_progress,
         trace_planted=args.trace_planted,
     )
+
     # SIGTERM or Ctrl-C: no further record; what was sent is flushed and reported, as a feed
-    # of unknown length (a chaos case's, until its faults are over) needs.
+    # of unknown length (a chaos case's, until its faults are over) needs. A second one
+    # interrupts at once ("mesh: interrupted"), as before: the flush may wait for a dead broker.
+    def stop_sending(signum: int, _frame: object) -> None:
+        options.stop.set()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(stop_signal, lambda *_: options.stop.set())
+        signal.signal(stop_signal, stop_sending)
     if args.dry_run:
         report = dry_run(config, options)
     else:

@@ -194,12 +194,13 @@ def query_starters(
     instance_id: str,
     tracing: Tracing | None = None,
     trigger: TriggerPlan | None = None,
+    inputs: IngestInputs | None = None,
 ) -> dict[str, Callable[[], StreamingQuery]]:
     """How to start each of the job's queries, by name, routing first; ``ingest-traces`` too
     when tracing is on. Routing runs as ``trigger`` says (default: as :func:`plan_trigger`
     decides for ``spark``)."""
     trigger = trigger or plan_trigger(spark, settings, config)
-    inputs = IngestInputs.load(settings)  # one catalogue and classification for every query
+    inputs = inputs or IngestInputs.load(settings)  # one catalogue for every query
     starters: dict[str, Callable[[], StreamingQuery]] = {
         ROUTING_QUERY: lambda: start_routing(spark, settings, config, instance_id, trigger, inputs),
         "ingest-counts": lambda: start_counting(spark, settings, config, inputs),
@@ -289,11 +290,11 @@ def main() -> int:
         tracing = setup_tracing("ingest", instance, None, settings)
         if tracing.enabled:  # the ingest-traces query exports through this handle
             add_tracing_gauges(registry, tracing.stats)
-        took = warm_routing(spark, IngestInputs.load(settings), config, instance,
-                            config.warmup_rounds)  # fmt: skip
+        inputs = IngestInputs.load(settings)
+        took = warm_routing(spark, inputs, config, instance, config.warmup_rounds)
         if took:
             print(said(took), flush=True)
-        starters = query_starters(spark, settings, config, instance, tracing, trigger)
+        starters = query_starters(spark, settings, config, instance, tracing, trigger, inputs)
         keeper, degrade = keep_queries(settings, config, starters, admin_client(settings),
                                        stopping)  # fmt: skip
         show_waiting(settings)([])  # a wait of an earlier run is over

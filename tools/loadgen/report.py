@@ -73,8 +73,8 @@ class ProduceReport:
         """A few lines for people: rate, topics, the mix, where the answer key is."""
         verb = "generated (dry run)" if self.dry_run else "produced"
         topics = ", ".join(f"{topic}={n}" for topic, n in sorted(self.per_topic.items()))
-        lines = [f"stopped when told to, after {self.total} of {self.requested} records"]
-        lines = lines if self.stopped_early else []
+        stopped = f"stopped when told to, after {self.total} of {self.requested} records"
+        lines = [stopped] if self.stopped_early else []
         lines += [
             f"{verb} {self.total} records in {self.elapsed_s:.2f} s "
             f"({self.records_per_s:,.0f} records/s, {self.bytes / 1e6:.1f} MB)",
