@@ -440,8 +440,10 @@ def _replica_line(view: InstanceView, current_seq: int) -> str:
     rate = float(view.report.get("records_per_s", 0.0))
     parked = view.report.get("waiting") or []
     held = f"\n{'':<14}held back: {'; '.join(parked)}" if parked else ""
+    replayed = int(view.report.get("replayed", 0))  # routed again by a restarted ingest
+    again = f"\n{'':<14}{replayed} records routed again by ingest, skipped" if replayed else ""
     return (
         f"{label:<12} pid {view.pid:<7} up {view.uptime_s:>5.0f} s  {rate:>7.0f} records/s  "
         f"records {int(view.report.get('records', 0)):>9}  cpu {usage.cpu_s:>6.1f} s  "
-        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}{held}"
+        f"rss {usage.rss_bytes / 2**20:>5.0f} MiB  restarts {view.restarts}{held}{again}"
     )

@@ -19,6 +19,8 @@ class Counters:
     changelog: int = 0
     restored: int = 0
     handed_back: int = 0
+    #: records a restarted ingest routed again, skipped by a stateful detector (replays.py)
+    replayed: int = 0
     dead_letters: dict[str, int] = field(default_factory=dict)
     #: perf_counter() when the first batch arrived (benchmarks measure from there)
     first_batch_at: float | None = None
@@ -36,6 +38,6 @@ class Counters:
         dlq = ", ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "0"
         return (
             f"records={self.records} alerts={self.alerts} dead_letters[{dlq}] "
-            f"retries={self.retries} changelog={self.changelog} restored={self.restored} "
-            f"batches={self.batches}"
+            f"retries={self.retries} replayed={self.replayed} changelog={self.changelog} "
+            f"restored={self.restored} batches={self.batches}"
         )

@@ -57,6 +57,8 @@ class RuntimeMetrics:
         self.records_in = registry.meter("records.in")
         self.records_out = registry.meter("records.out")
         self.alerts = registry.meter("alerts")
+        #: records a restarted ingest routed again, skipped as counted already (replays.py)
+        self.replayed = registry.meter("records.replayed")
         self.errors = registry.counter("errors")
         self.dead_letters = registry.counter("dead_letters")
         self.processing = registry.timer("processing")
@@ -84,6 +86,7 @@ class RuntimeMetrics:
         seen, now = self._seen, _Seen.of(counters)
         self.records_in.mark(now.records - seen.records)
         self.alerts.mark(now.alerts - seen.alerts)
+        self.replayed.mark(now.replayed - seen.replayed)
         self.records_out.mark(now.alerts + now.dead_letters - seen.alerts - seen.dead_letters)
         self.errors.inc(now.failed - seen.failed)
         self.dead_letters.inc(now.dead_letters - seen.dead_letters)
@@ -124,15 +127,19 @@ class RuntimeMetrics:
 class _Seen:
     """The counters' values at the last :meth:`RuntimeMetrics.after_batch`."""
 
-    __slots__ = ("alerts", "dead_letters", "failed", "records")
+    __slots__ = ("alerts", "dead_letters", "failed", "records", "replayed")
 
-    def __init__(self, records: int = 0, alerts: int = 0, dead: int = 0, failed: int = 0) -> None:
+    def __init__(
+        self, records: int = 0, alerts: int = 0, dead: int = 0, failed: int = 0, replayed: int = 0
+    ) -> None:
         self.records, self.alerts, self.dead_letters, self.failed = records, alerts, dead, failed
+        self.replayed = replayed
 
     @classmethod
     def of(cls, counters: Counters) -> _Seen:
         dead = sum(counters.dead_letters.values())
-        return cls(counters.records, counters.alerts, dead, counters.failed_records)
+        return cls(counters.records, counters.alerts, dead, counters.failed_records,
+                   counters.replayed)  # fmt: skip
 
 
 def metrics_topic_exists(producer: Any, topic: str, timeout_s: float = 10.0) -> bool:

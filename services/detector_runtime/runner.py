@@ -72,6 +72,7 @@ from shared.dead_letters import (
     dead_letter_headers,
 )
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
+from shared.detector.replays import source_of
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.batches import next_batch
 from shared.kafka.config import admin_config, consumer_config, producer_config
@@ -376,6 +377,7 @@ class Runner:
             alerts=counters.alerts,
             dead_letters=sum(counters.dead_letters.values()),
             failed_records=counters.failed_records,
+            replayed=counters.replayed,
             error_rate=self._policy.rate,
             assigned=self._assigned_names(),
             assignments=membership.assignments,
@@ -449,6 +451,11 @@ class Runner:
                 task = tasks.get(partition) or self._task(partition)
                 if stateful:
                     touched.add(task)
+                    source = source_of(message.headers())
+                    if source is not None and task.state.replayed(topic, offset, source):
+                        counters.replayed += 1  # routed again by ingest: counted already
+                        succeeded += 1
+                        continue
                 began = clock_ns()
                 outcome = task.process(types[topic], record, topic, offset)
                 durations.append(clock_ns() - began)

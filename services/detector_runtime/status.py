@@ -9,7 +9,8 @@ anyway: the file costs nothing per record. It is also written when the instance 
 
 Fields: instance_id, detector, version, group, pid, state (starting | running | stopped |
 failed), started and updated (epoch seconds), records, alerts, dead_letters, failed_records,
-error_rate, records_per_s (over about the last 10 s), assigned ("topic[p]"), assignments,
+replayed (records a restarted ingest routed again, skipped as counted already), error_rate,
+records_per_s (over about the last 10 s), assigned ("topic[p]"), assignments,
 revocations, rebalances (librdkafka's count), uncommitted_batches (partitions handed over
 with a processed but uncommitted batch: each is at most one batch processed twice), waiting
 (input partitions held back until an output partition has a leader again, each with what it
@@ -46,6 +47,7 @@ class Progress:
     alerts: int = 0
     dead_letters: int = 0
     failed_records: int = 0
+    replayed: int = 0
     error_rate: float = 0.0
     assigned: tuple[str, ...] = ()
     assignments: int = 0
@@ -181,6 +183,7 @@ class StatusFile:
             "alerts": p.alerts,
             "dead_letters": p.dead_letters,
             "failed_records": p.failed_records,
+            "replayed": p.replayed,
             "error_rate": float(p.error_rate),
             "records_per_s": 0.0 if ended else round(self.records_per_s, 1),
             "assigned": list(p.assigned),

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from shared.detector.errors import DeclarationError, StateError
+from shared.detector.replays import REPLAYS, ReplayGuard, Source
 
 #: (input topic, input offset) of the record that caused a write.
 Position = tuple[str, int]
@@ -407,6 +408,10 @@ class WindowStore(_Store):
                 self._task._touched(self, (key, bucket), value, undoable=False)
 
 
+#: What holds changelog slots: the declared stores and the replay guard.
+_Slots = KeyValueStore | WindowStore | ReplayGuard
+
+
 def _dump(value: Any, store: str) -> bytes:
     if value.__class__ is int:  # counters: the common case, without the json machinery
         return b"%d" % value
@@ -434,15 +439,17 @@ class TaskState:
                 self.stores[spec.name] = KeyValueStore(spec, self)
             else:
                 raise DeclarationError(f"unknown state spec {type(spec).__name__}")
+        #: the raw sources already counted (replays.py); not a store: kept out of snapshot()
+        self.replays = ReplayGuard(self)
         #: (store, slot) -> position of the last write; slot is a key or (key, bucket)
-        self._dirty: dict[tuple[KeyValueStore | WindowStore, Any], Position] = {}
+        self._dirty: dict[tuple[_Slots, Any], Position] = {}
         #: (store, slot) -> value before the current record touched it
-        self._undo: dict[tuple[KeyValueStore | WindowStore, Any], Any] | None = None
+        self._undo: dict[tuple[_Slots, Any], Any] | None = None
 
     # called by the stores ------------------------------------------------------------------
     def _touched(
         self,
-        store: KeyValueStore | WindowStore,
+        store: _Slots,
         slot: Any,
         old: Any,
         *,
@@ -460,6 +467,12 @@ class TaskState:
         if event_time is not None and event_time > self.stream_time:
             self.stream_time = event_time
         self._undo = {}
+
+    def replayed(self, topic: str, offset: int, source: Source) -> bool:
+        """Whether the record at ``offset`` of ``topic`` is a copy of a raw record this task
+        counted already (ingest routed it again: replays.py); if not, its source is noted."""
+        self.position = (topic, offset)
+        return self.replays.seen_before(source)
 
     def commit_record(self) -> None:
         self._undo = None
@@ -492,6 +505,9 @@ class TaskState:
     def restore(self, key: bytes, value: bytes | None) -> None:
         """Apply one changelog update (the caller filters by committed offset)."""
         parts = decode_key(key)
+        if parts[0] == REPLAYS:
+            self.replays._restore(parts, None if value is None else decode_value(value))
+            return
         store = self.stores.get(parts[0])
         if store is None:  # a store the detector no longer declares
             return

@@ -142,6 +142,54 @@ def test_updates_of_a_batch_that_crashed_before_its_commit_are_ignored_on_restor
     assert alerts[0]["evidence"]["count"] == "5"
 
 
+def _routed(
+    settings: Settings, topic: str, customer: str, raw_offsets: list[int], raw: str
+) -> None:
+    """Transactions of ``customer`` as ingest routes them: each names its raw source (``raw``
+    partition, offset; the raw timestamp follows the offset) in the lineage headers."""
+    from confluent_kafka import Producer
+
+    from shared.kafka.config import producer_config
+    from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
+    from testkit.detector_runs import produce_raw
+    from tools.loadgen.avro_feed import encoders
+
+    encode, producer = encoders()["transactions"], Producer(producer_config(settings))
+    for offset in raw_offsets:
+        record = _txn(customer, offset, T0 + offset * 1_000)
+        headers = [(SOURCE_HEADER, f"{raw}:{offset}".encode()),
+                   (SOURCE_TIMESTAMP_HEADER, str(T0 + offset).encode())]  # fmt: skip
+        produce_raw(producer, topic, encode.encode(record.record), record.key, headers)
+    assert producer.flush(30) == 0
+
+
+def test_records_a_restarted_ingest_routes_again_are_counted_once_across_a_restart(
+    mesh_settings: Settings,
+    unique_name: Callable[[str], str],
+    create_topics: Callable[..., list[str]],
+) -> None:
+    """Ingest killed after routing raw offsets 0..3 restarts from its checkpoint (2) and routes
+    2 and 3 again, then 4. velocity must count five transactions, not seven (it alerted on 2, 3
+    and 4 before the replay guard), and the detector's own restart in between must keep what it
+    had counted (the guard's marks restored from the changelog)."""
+    prefix = unique_name("rg") + "."
+    source = f"{prefix}records.transactions"
+    create_topics([source, f"{prefix}alerts", f"{prefix}detectors.dlq"], 1)
+    _routed(mesh_settings, source, "cus_r", [0, 1, 2, 3], "raw.transactions:5")
+    first = start(mesh_settings, _runtime_config(prefix, "detectors.velocity", "first"))
+    first.run(max_batches=1)
+    assert (first.counters.records, first.counters.replayed) == (4, 0)
+
+    _routed(mesh_settings, source, "cus_r", [2, 3, 4], "raw.transactions:5")
+    second = start(mesh_settings, _runtime_config(prefix, "detectors.velocity", "second"))
+    second.run(max_batches=1)
+    alerts = _alerts(mesh_settings, f"{prefix}alerts", expect=1)
+    assert (second.counters.records, second.counters.replayed) == (3, 2)
+    assert [a["source_record_id"] for a in alerts] == ["txn_cus_r_4"]
+    assert alerts[0]["evidence"]["count"] == "5"
+    assert second.progress().replayed == 2  # the status file's and `mesh status`'s figure
+
+
 def test_every_assigned_partition_is_restored_to_its_own_state_in_one_read(
     mesh_settings: Settings,
     unique_name: Callable[[str], str],

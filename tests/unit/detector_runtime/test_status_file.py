@@ -31,6 +31,7 @@ FIELDS = {
     "alerts": int,
     "dead_letters": int,
     "failed_records": int,
+    "replayed": int,
     "error_rate": float,
     "records_per_s": float,
     "assigned": list,
