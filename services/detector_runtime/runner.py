@@ -441,6 +441,15 @@ class Runner:
             span = tracing.start(message) if tracing.spans is not None else None
             error: BaseException | None = None
             try:
+                task = tasks.get(partition) or self._task(partition)
+                if stateful:
+                    touched.add(task)
+                    source = source_of(message.headers())
+                    if source is not None and task.state.replayed(topic, offset, source):
+                        # routed again by a restarted ingest: counted already, not even decoded
+                        counters.replayed += 1
+                        succeeded += 1
+                        continue
                 try:
                     record = decoders[topic](message.value() or b"")
                 except DecodeError as exc:
@@ -448,14 +457,6 @@ class Runner:
                     self._dead_letter(message, DECODE, exc, 1)
                     policy.record(True)
                     continue
-                task = tasks.get(partition) or self._task(partition)
-                if stateful:
-                    touched.add(task)
-                    source = source_of(message.headers())
-                    if source is not None and task.state.replayed(topic, offset, source):
-                        counters.replayed += 1  # routed again by ingest: counted already
-                        succeeded += 1
-                        continue
                 began = clock_ns()
                 outcome = task.process(types[topic], record, topic, offset)
                 durations.append(clock_ns() - began)
