@@ -88,6 +88,13 @@ COVERED_IN_SHORT = {
         "routes the others, never restarts, and routes the held one once the node is back, "
         "nothing twice but what a handover's mark allows"
     ),
+    "ingest_kill_real_time": (
+        "cluster_broker_kill's short form SIGKILLs the real-time ingest job under load on its "
+        "whole mesh and holds the restart to the same exact bound (chaos/replay_scope.py: only "
+        "what it routed beyond its committed checkpoint, once), every acknowledged raw record "
+        "routed, the supervisor's restart checked; home_unwritable's short form checks window "
+        "counts exact across its job's death"
+    ),
     "ingest_kill_micro_batch": (
         "home_unwritable's short form kills the same micro-batch job mid-run (its disk fills "
         "under a checkpoint write) and checks the same: the supervisor restarts it on its "

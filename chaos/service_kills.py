@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from chaos.cluster_mesh import ClusterMesh
 from chaos.replay_scope import KillMark, read_mark
 from shared.local_process import LocalProcess
+from shared.spark_checkpoint import committed_kafka_offsets
 from testkit.service_kill import kill_service
 
 #: The shares of the feed the kills are drawn from: after the mesh has notified (the first
@@ -31,6 +32,8 @@ from testkit.service_kill import kill_service
 EARLIEST, LATEST = 0.2, 0.85
 #: How long the ingest kill's mark may take to read.
 MARK_WITHIN_S = 15.0
+#: How long the ingest kill waits for routing's first commit (a checkpoint interval and more).
+COMMIT_WITHIN_S = 90.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,9 @@ class ServiceKiller(threading.Thread):
     def _kill(self, kill: ServiceKill) -> None:
         name = kill.pick(sorted(self.mesh.restarts()))
         self.mesh.await_first_delivery(self.producer)
+        if name == "ingest" and not self._routing_committed():
+            self.log.notes.append(f"routing committed no batch in {COMMIT_WITHIN_S:.0f} s: the "
+                                  "ingest kill's bound covers all it routed")  # fmt: skip
         self.log.mid_run &= bool(self.mesh.deliveries()) and self.producer.poll() is None
         doomed = kill_service(LocalProcess(name, self.mesh.home))
         at_s, at_ms = time.monotonic() - self.started, time.time() * 1000  # all of it is dead
@@ -114,6 +120,17 @@ class ServiceKiller(threading.Thread):
         if name == "ingest":
             self._mark_ingest()
         self.log.notes.append(f"{name} ({kill.what}) SIGKILLed at {at_s:.0f} s of the feed")
+
+    def _routing_committed(self) -> bool:
+        """Waits (up to COMMIT_WITHIN_S) until routing's checkpoint holds a committed batch: a
+        kill before it would let the restart repeat everything, and the exact bound (only what
+        was routed beyond the committed offsets) would check nothing."""
+        deadline = time.monotonic() + COMMIT_WITHIN_S
+        while committed_kafka_offsets(self.mesh.routing_checkpoint()) is None:
+            if time.monotonic() > deadline or self.producer.poll() is not None:
+                return False
+            time.sleep(0.5)
+        return True
 
     def _mark_ingest(self) -> None:
         checkpoint = self.mesh.routing_checkpoint()
