@@ -21,6 +21,7 @@ BUILT_IN = {
     "records.in": "METER",
     "records.out": "METER",
     "alerts": "METER",
+    "records.replayed": "METER",
     "errors": "COUNTER",
     "dead_letters": "COUNTER",
     "processing": "TIMER",
@@ -73,6 +74,7 @@ def test_instance_reports_every_built_in_metric_matching_its_own_counters(
     assert latest["alerts"]["count"] == status["alerts"] > 0
     assert latest["records.out"]["count"] == status["alerts"] + status["dead_letters"]
     assert latest["errors"]["count"] == latest["dead_letters"]["count"] == 0
+    assert latest["records.replayed"]["count"] == status["replayed"] == 0  # nothing routed again
     assert latest["processing"]["count"] == status["records"]
     assert latest["processing"]["duration_unit"] == "ms"
     delay = latest["delay.end_to_end"]
