@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
                     if name == BASELINE:
                         raise
                     failed.append(name)
-                    print(f"bench: {name} failed: {exc!r}", file=sys.stderr, flush=True)
+                    said = str(exc) if isinstance(exc, MeshError) else repr(exc)  # a user's fix
+                    print(f"bench: {name} failed: {said}", file=sys.stderr, flush=True)
                     continue
                 rows = outcome if isinstance(outcome, list) else [outcome]
                 baseline = (results or rows)[0].rate

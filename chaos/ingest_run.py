@@ -34,7 +34,7 @@ from shared.kafka.topics import TopicSpec
 from shared.local_process import LocalProcess
 from shared.service_files import REAL_TIME
 from shared.settings import Settings
-from shared.spark_checkpoint import committed_kafka_offsets
+from shared.spark_checkpoint import await_committed, committed_kafka_offsets
 from shared.topic_names import TopicNames
 from testkit.detector_runs import read_to_end, read_topic
 from tools.loadgen import SendOptions, StreamConfig, produce_to_kafka
@@ -145,12 +145,9 @@ class IngestMesh:
 
     def wait_committed(self, timeout_s: float) -> None:
         """Until routing's checkpoint holds a committed batch (a restart has one to go on from)."""
-        deadline = time.monotonic() + timeout_s
-        while committed_kafka_offsets(self.checkpoints / "routing") is None:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"routing committed no batch in {timeout_s:.0f} s; job log: "
-                                   f"{self.process.tail_log(3)}")  # fmt: skip
-            time.sleep(0.5)
+        if not await_committed(self.checkpoints / "routing", timeout_s):
+            raise TimeoutError(f"routing committed no batch in {timeout_s:.0f} s; job log: "
+                               f"{self.process.tail_log(3)}")  # fmt: skip
 
     def wait_routing_past_commit(self, records: int, timeout_s: float) -> bool:
         """Until routing has written ``records`` more since its newest commit, so a kill now

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from chaos.cluster_mesh import ClusterMesh
 from chaos.replay_scope import KillMark, read_mark
 from shared.local_process import LocalProcess
-from shared.spark_checkpoint import committed_kafka_offsets
+from shared.spark_checkpoint import await_committed
 from testkit.service_kill import kill_service
 
 #: The shares of the feed the kills are drawn from: after the mesh has notified (the first
@@ -106,7 +106,10 @@ class ServiceKiller(threading.Thread):
     def _kill(self, kill: ServiceKill) -> None:
         name = kill.pick(sorted(self.mesh.restarts()))
         self.mesh.await_first_delivery(self.producer)
-        if name == "ingest" and not self._routing_committed():
+        # A kill before routing's first commit would let the restart repeat everything, and
+        # the exact bound (only what was routed beyond the committed offsets) check nothing.
+        checkpoint = self.mesh.routing_checkpoint()
+        if name == "ingest" and not await_committed(checkpoint, COMMIT_WITHIN_S, self._fed):
             self.log.notes.append(f"routing committed no batch in {COMMIT_WITHIN_S:.0f} s: the "
                                   "ingest kill's bound covers all it routed")  # fmt: skip
         self.log.mid_run &= bool(self.mesh.deliveries()) and self.producer.poll() is None
@@ -121,16 +124,9 @@ class ServiceKiller(threading.Thread):
             self._mark_ingest()
         self.log.notes.append(f"{name} ({kill.what}) SIGKILLed at {at_s:.0f} s of the feed")
 
-    def _routing_committed(self) -> bool:
-        """Waits (up to COMMIT_WITHIN_S) until routing's checkpoint holds a committed batch: a
-        kill before it would let the restart repeat everything, and the exact bound (only what
-        was routed beyond the committed offsets) would check nothing."""
-        deadline = time.monotonic() + COMMIT_WITHIN_S
-        while committed_kafka_offsets(self.mesh.routing_checkpoint()) is None:
-            if time.monotonic() > deadline or self.producer.poll() is not None:
-                return False
-            time.sleep(0.5)
-        return True
+    def _fed(self) -> bool:
+        """The feed (`mesh produce`) has ended."""
+        return self.producer.poll() is not None
 
     def _mark_ingest(self) -> None:
         checkpoint = self.mesh.routing_checkpoint()

@@ -10,6 +10,7 @@ mesh first saw it (the end-to-end latency the demo and the benchmarks report).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 #: ``<raw topic>:<partition>:<offset>`` of the raw record.
 SOURCE_HEADER = "mesh.source"
@@ -36,3 +37,31 @@ def source_timestamp_ms(headers: Sequence[tuple[str, bytes | None]] | None) -> i
             except ValueError:
                 return None
     return None
+
+
+class Source(NamedTuple):
+    """Where a routed record came from: its raw partition (``topic:partition``, as the header's
+    bytes: the replay guard keys on it per record, undecoded), its offset there, and the raw
+    record's timestamp (-1 when not carried)."""
+
+    partition: bytes
+    offset: int
+    timestamp: int
+
+
+def source_of(headers: Sequence[tuple[str, bytes | None]] | None) -> Source | None:
+    """The raw source ``headers`` name, or None (a record not routed by ingest: a test's feed,
+    a backfill written straight to a records topic, a header that does not parse)."""
+    where = stamp = None
+    for key, value in headers or ():
+        if key == SOURCE_HEADER:
+            where = value
+        elif key == SOURCE_TIMESTAMP_HEADER:
+            stamp = value
+    if not where:
+        return None
+    partition, _, offset = where.rpartition(b":")
+    try:
+        return Source(partition, int(offset), int(stamp) if stamp else -1)
+    except ValueError:
+        return None

@@ -92,6 +92,9 @@ OTHER: tuple[Declared, ...] = (
              "set for a detector replica: where it writes the status its health check reads"),
     Declared("bench", "MESH_BENCH_E2E_SCALE", "float", "1",
              "multiplies every run of `python -m bench e2e_latency` (0.2 for a short form)"),
+    Declared("bench", "MESH_BENCH_CHECKPOINT_INTERVALS", "str", "30,120,300",
+             "the routing checkpoint intervals `python -m bench checkpoint_interval` measures, "
+             "whole seconds, comma-separated (`30` for one row)"),
     Declared("bench", "MESH_BENCH_HISTORY_MINUTES", "int", "5",
              "minutes per rate of `python -m bench history_cpu`"),
     Declared("tests", "MESH_DIAMOND_RECORDS", "int", "8000",

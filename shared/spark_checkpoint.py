@@ -9,6 +9,8 @@ its line maps topic -> partition -> the next offset to read.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -29,3 +31,16 @@ def committed_kafka_offsets(checkpoint: Path) -> dict[str, dict[int, int]] | Non
             for topic, parts in source.items()
         }
     return None
+
+
+def await_committed(
+    checkpoint: Path, timeout_s: float, give_up: Callable[[], bool] = lambda: False
+) -> bool:
+    """Whether the query under ``checkpoint`` has committed a batch (see
+    :func:`committed_kafka_offsets`), waited for up to ``timeout_s`` or until ``give_up``."""
+    deadline = time.monotonic() + timeout_s
+    while committed_kafka_offsets(checkpoint) is None:
+        if time.monotonic() > deadline or give_up():
+            return False
+        time.sleep(0.5)
+    return True

@@ -25,16 +25,19 @@ feeds it 1 000 records/s from the moment `mesh up` says it can alert:
   transactions of one customer within its minute) or from a replay: a record routed again is a
   new record to a stateful detector (a new offset), counted twice in its window.
 
-``MESH_BENCH_E2E_SCALE`` multiplies TAIL_S. The kill at 90 % of an interval is near the worst a
+``MESH_BENCH_E2E_SCALE`` multiplies TAIL_S; ``MESH_BENCH_CHECKPOINT_INTERVALS`` (e.g. ``30``) runs
+only the intervals it names. The kill at 90 % of an interval is near the worst a
 kill can cost (up to one whole interval of records); a kill at a random moment costs half that
 on average.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,7 @@ from bench.scenarios.e2e_ramp import routed_written, written
 from control.supervised_service import supervised_child
 from services.ingest.config import IngestConfig
 from shared.avro import AvroDeserializer
+from shared.errors import MeshError
 from shared.latency_picture import BUCKET_S, Bucket, buckets
 from shared.lineage import SOURCE_HEADER, source_timestamp_ms
 from shared.local_process import LocalProcess
@@ -85,7 +89,23 @@ class Routed:
 
 
 def run_checkpoint_intervals(settings: Settings) -> list[Result]:
-    return [_one_interval(settings, seconds, TAIL_S * scale()) for seconds in INTERVALS_S]
+    return [_one_interval(settings, seconds, TAIL_S * scale()) for seconds in intervals()]
+
+
+def intervals(environment: Mapping[str, str] = os.environ) -> tuple[int, ...]:
+    """``MESH_BENCH_CHECKPOINT_INTERVALS`` (seconds, comma-separated; default INTERVALS_S): one
+    row again without the others' half hour."""
+    text = environment.get("MESH_BENCH_CHECKPOINT_INTERVALS", "").strip()
+    if not text:
+        return INTERVALS_S
+    try:
+        chosen = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        chosen = ()
+    if not chosen or min(chosen) < 5:
+        raise MeshError(f"MESH_BENCH_CHECKPOINT_INTERVALS={text!r}: give whole seconds of at least "
+                        "5 (Spark's minimum), comma-separated, such as 30,120")  # fmt: skip
+    return chosen
 
 
 def _one_interval(settings: Settings, interval_s: int, tail_s: float) -> Result:

@@ -72,7 +72,6 @@ from shared.dead_letters import (
     dead_letter_headers,
 )
 from shared.detector import INPUT_TYPES, RetryPolicy, Task
-from shared.detector.replays import source_of
 from shared.detector.task import NOTHING_FOUND
 from shared.kafka.batches import next_batch
 from shared.kafka.config import admin_config, consumer_config, producer_config
@@ -85,7 +84,7 @@ from shared.kafka.static_membership import (
     leave,
     static_member_settings,
 )
-from shared.lineage import lineage_headers
+from shared.lineage import lineage_headers, source_of
 from shared.metrics import instance_id
 from shared.settings import Settings
 from shared.tracing import trace_headers

@@ -29,42 +29,14 @@ records it must process again (their marks' updates came after its committed off
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
-from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
+from shared.detector.changelog_codec import encode_key
+from shared.lineage import Source
 
 #: The guard's name in the changelog. A declared store cannot take it: store names may not
 #: contain NUL (StoreSpec), so a detector's own state never collides with it.
 REPLAYS = "\x00replays"
-
-
-class Source(NamedTuple):
-    """Where a routed record came from: its raw partition (``topic:partition``), its offset
-    there, and the raw record's timestamp (-1 when not carried)."""
-
-    partition: str
-    offset: int
-    timestamp: int
-
-
-def source_of(headers: Sequence[tuple[str, bytes | None]] | None) -> Source | None:
-    """The raw source ``headers`` name, or None (a record not routed by ingest: a test's feed,
-    a backfill written straight to a records topic)."""
-    where = stamp = None
-    for key, value in headers or ():
-        if key == SOURCE_HEADER:
-            where = value
-        elif key == SOURCE_TIMESTAMP_HEADER:
-            stamp = value
-    if not where:
-        return None
-    partition, _, offset = where.decode("utf-8", "replace").rpartition(":")
-    try:
-        return Source(partition, int(offset), int(stamp) if stamp else -1)
-    except ValueError:
-        return None
 
 
 class _Task(Protocol):
@@ -75,14 +47,15 @@ class _Task(Protocol):
 
 
 class ReplayGuard:
-    """One task's marks: raw partition -> (highest raw offset taken, newest raw timestamp)."""
+    """One task's marks: raw partition (the header's ``topic:partition`` bytes) -> (highest raw
+    offset taken, newest raw timestamp)."""
 
     __slots__ = ("_marks", "_task", "name")
 
     def __init__(self, task: _Task) -> None:
         self.name = REPLAYS
         self._task = task
-        self._marks: dict[str, tuple[int, int]] = {}
+        self._marks: dict[bytes, tuple[int, int]] = {}
 
     def seen_before(self, source: Source) -> bool:
         """Whether a copy of ``source`` was taken already; if not, it is taken now (its mark
@@ -102,19 +75,21 @@ class ReplayGuard:
         return False
 
     def marks(self) -> dict[str, tuple[int, int]]:
-        return dict(self._marks)
+        """The marks by raw partition name (for tests and inspection)."""
+        return {partition.decode(): mark for partition, mark in self._marks.items()}
 
     # runtime side (TaskState's drain and restore) ---------------------------------------------
-    def _encoded(self, partition: str) -> tuple[bytes, bytes | None]:
+    def _encoded(self, partition: bytes) -> tuple[bytes, bytes | None]:
         mark = self._marks.get(partition)
         value = None if mark is None else b"[%d,%d]" % mark
-        return json.dumps([REPLAYS, partition], separators=(",", ":")).encode(), value
+        return encode_key((REPLAYS, partition.decode("utf-8", "replace"))), value
 
     def _restore(self, parts: list[Any], value: Any) -> None:
+        partition = str(parts[1]).encode()
         if value is None:
-            self._marks.pop(parts[1], None)
+            self._marks.pop(partition, None)
         else:
-            self._marks[parts[1]] = (int(value[0]), int(value[1]))
+            self._marks[partition] = (int(value[0]), int(value[1]))
 
-    def _undo(self, partition: str, old: Any) -> None:  # never undoable: see seen_before
+    def _undo(self, partition: bytes, old: Any) -> None:  # never undoable: see seen_before
         raise AssertionError("a replay mark is never undone")

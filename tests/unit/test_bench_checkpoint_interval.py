@@ -3,7 +3,17 @@ records' lineage headers, the tail's window, and when the latency was back after
 
 from __future__ import annotations
 
-from bench.scenarios.checkpoint_interval import alerts_around, back_under, routed_copies, within
+import pytest
+
+from bench.scenarios.checkpoint_interval import (
+    INTERVALS_S,
+    alerts_around,
+    back_under,
+    intervals,
+    routed_copies,
+    within,
+)
+from shared.errors import MeshError
 from shared.latency_picture import buckets
 from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
 
@@ -67,3 +77,12 @@ def test_alerts_are_counted_once_per_id_on_the_side_of_the_kill_where_they_came_
         (alert("c", "velocity"), 200),
     ]
     assert alerts_around(alerts, 500) == {"large_amount": [1, 0], "velocity": [1, 1]}
+
+
+def test_the_intervals_can_be_chosen_and_a_bad_choice_is_one_line() -> None:
+    assert intervals({}) == INTERVALS_S
+    assert intervals({"MESH_BENCH_CHECKPOINT_INTERVALS": "30"}) == (30,)
+    assert intervals({"MESH_BENCH_CHECKPOINT_INTERVALS": " 30,120 "}) == (30, 120)
+    for bad in ("2", "30,x", ","):
+        with pytest.raises(MeshError, match="MESH_BENCH_CHECKPOINT_INTERVALS="):
+            intervals({"MESH_BENCH_CHECKPOINT_INTERVALS": bad})

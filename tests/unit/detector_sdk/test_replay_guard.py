@@ -4,10 +4,9 @@ routed again is told apart by its raw source, in a task's changelogged state."""
 from __future__ import annotations
 
 from shared.detector import TaskState, Window
-from shared.detector.replays import Source, source_of
-from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER
+from shared.lineage import SOURCE_HEADER, SOURCE_TIMESTAMP_HEADER, Source, source_of
 
-RAW = "raw.transactions:3"
+RAW = b"raw.transactions:3"
 
 
 def _state() -> TaskState:
@@ -31,10 +30,10 @@ def test_a_replayed_range_is_skipped_and_what_follows_it_is_taken() -> None:
 
 def test_raw_partitions_are_told_apart() -> None:
     state = _state()
-    assert not state.replayed("t", 0, Source("raw.transactions:0", 5, 10))
-    assert not state.replayed("t", 1, Source("raw.transactions:1", 5, 10))
-    assert not state.replayed("t", 2, Source("raw.logins:0", 5, 10))
-    assert state.replayed("t", 3, Source("raw.transactions:0", 5, 10))
+    assert not state.replayed("t", 0, Source(b"raw.transactions:0", 5, 10))
+    assert not state.replayed("t", 1, Source(b"raw.transactions:1", 5, 10))
+    assert not state.replayed("t", 2, Source(b"raw.logins:0", 5, 10))
+    assert state.replayed("t", 3, Source(b"raw.transactions:0", 5, 10))
 
 
 def test_a_raw_topic_created_again_is_taken_from_its_new_start() -> None:
@@ -42,7 +41,7 @@ def test_a_raw_topic_created_again_is_taken_from_its_new_start() -> None:
     _fed(state, list(range(100)))
     # Offsets start at 0 again, but the records are newer than anything seen.
     assert _fed(state, [0, 1, 2], stamp=10_000) == [False, False, False]
-    assert state.replays.marks()[RAW] == (2, 10_002)
+    assert state.replays.marks()["raw.transactions:3"] == (2, 10_002)
 
 
 def test_late_raw_timestamps_do_not_let_a_replay_through() -> None:
@@ -61,7 +60,7 @@ def test_marks_go_to_the_changelog_with_their_record_and_restore() -> None:
     restored = _state()
     for change in changes:
         restored.restore(change.key, change.value)
-    assert restored.replays.marks() == {RAW: (2, 1_002)}
+    assert restored.replays.marks() == {"raw.transactions:3": (2, 1_002)}
     assert restored.replayed("t", 0, Source(RAW, 1, 1_001))
     assert restored.snapshot() == {"w": {}}  # the guard is not one of the detector's stores
 
@@ -79,8 +78,8 @@ def test_a_failed_record_keeps_its_mark() -> None:
 def test_the_source_is_read_from_the_lineage_headers() -> None:
     headers = [("traceparent", b"00-x"), (SOURCE_HEADER, b"raw.a.b:7:123"),
                (SOURCE_TIMESTAMP_HEADER, b"1700")]  # fmt: skip
-    assert source_of(headers) == Source("raw.a.b:7", 123, 1700)
-    assert source_of([(SOURCE_HEADER, b"raw.t:1:9")]) == Source("raw.t:1", 9, -1)
+    assert source_of(headers) == Source(b"raw.a.b:7", 123, 1700)
+    assert source_of([(SOURCE_HEADER, b"raw.t:1:9")]) == Source(b"raw.t:1", 9, -1)
     assert source_of(None) is None
     assert source_of([("traceparent", b"00-x")]) is None
     assert source_of([(SOURCE_HEADER, b"garbage")]) is None

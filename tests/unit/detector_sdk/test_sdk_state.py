@@ -159,7 +159,7 @@ def test_window_max_equals_the_largest_window_even_with_negative_amounts(
     bucket=st.integers(0, 2**53),
 )
 def test_changelog_keys_are_json_for_any_text(store: str, key: str, bucket: int) -> None:
-    from shared.detector.state import encode_key
+    from shared.detector.changelog_codec import encode_key
 
     assert json.loads(encode_key((store, key, bucket))) == [store, key, bucket]
 
@@ -174,7 +174,7 @@ def test_changelog_keys_read_back_as_written(
     store: str, key: str, bucket: int, printable: bool
 ) -> None:
     """decode_key's fast path for the plain form and its JSON path give back the same parts."""
-    from shared.detector.state import decode_key, encode_key
+    from shared.detector.changelog_codec import decode_key, encode_key
 
     if printable:  # the ids and names real keys are made of: the fast path's domain
         store, key = (
@@ -187,7 +187,7 @@ def test_changelog_keys_read_back_as_written(
 
 @pytest.mark.parametrize("value", [b"0", b"17", b"-3", b"2.5", b'{"n":1}', b"[1,2]", b'"x"'])
 def test_changelog_values_read_back_as_json_would(value: bytes) -> None:
-    from shared.detector.state import decode_value
+    from shared.detector.changelog_codec import decode_value
 
     assert decode_value(value) == json.loads(value)
 
